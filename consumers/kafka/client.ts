@@ -1,0 +1,70 @@
+// The project's own Kafka interface: projectors and the runner see only these types, so another
+// client (e.g. @platformatic/kafka) can be measured against kafkajs without touching them.
+
+export interface KafkaMessage {
+  readonly topic: string;
+  readonly partition: number;
+  readonly offset: string;
+  readonly key: Buffer | null;
+  readonly value: Buffer | null;
+  readonly headers: Readonly<Record<string, Buffer | undefined>>;
+  readonly timestampMs: number;
+}
+
+export interface KafkaBatch {
+  readonly topic: string;
+  readonly partition: number;
+  readonly messages: readonly KafkaMessage[];
+  /** Offset of the next message the broker will write; lag = highWatermark - last offset - 1. */
+  readonly highWatermark: string;
+}
+
+export interface BatchContext {
+  heartbeat(): Promise<void>;
+  /** True once the partition was revoked or the consumer is stopping: abandon, do not commit. */
+  isStale(): boolean;
+}
+
+/** Must resolve only when the batch's effects are durable; the client then commits its offsets. */
+export type BatchHandler = (batch: KafkaBatch, ctx: BatchContext) => Promise<void>;
+
+export interface ConsumerOptions {
+  readonly groupId: string;
+  readonly topics: readonly string[];
+  readonly fromBeginning: boolean;
+}
+
+export interface BatchConsumer {
+  start(handler: BatchHandler): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export interface OutgoingMessage {
+  readonly key: Buffer | string | null;
+  readonly value: Buffer | string | null;
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
+export interface Producer {
+  connect(): Promise<void>;
+  send(topic: string, messages: readonly OutgoingMessage[]): Promise<void>;
+  disconnect(): Promise<void>;
+}
+
+export interface TopicSpec {
+  readonly topic: string;
+  readonly numPartitions: number;
+  readonly cleanupPolicy: 'compact' | 'delete';
+}
+
+export interface Admin {
+  /** Creates the topics that do not exist yet; existing ones are left as they are. */
+  ensureTopics(specs: readonly TopicSpec[]): Promise<void>;
+  disconnect(): Promise<void>;
+}
+
+export interface KafkaClient {
+  createConsumer(options: ConsumerOptions): BatchConsumer;
+  createProducer(): Producer;
+  createAdmin(): Promise<Admin>;
+}

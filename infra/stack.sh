@@ -1,0 +1,147 @@
+#!/usr/bin/env bash
+# Starts, stops and checks the project's own Kafka (KRaft, single node) and Redis on loopback.
+# Idempotent: a running service is left alone. Logs and data live under $STACK_DIR (git-ignored).
+# Usage: infra/stack.sh start|stop|status [kafka|redis]
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+STACK_DIR="${STACK_DIR:-$ROOT/.local}"
+KAFKA_PORT="${KAFKA_PORT:-19092}"
+KAFKA_CONTROLLER_PORT="${KAFKA_CONTROLLER_PORT:-19093}"
+REDIS_PORT="${REDIS_PORT:-16379}"
+KAFKA_HEAP_OPTS="${KAFKA_HEAP_OPTS:--Xms256m -Xmx1g}"
+KAFKA_DIR="$STACK_DIR/kafka"
+REDIS_DIR="$STACK_DIR/redis"
+
+die() { echo "stack: $*" >&2; exit 1; }
+log() { echo "stack: $*"; }
+
+port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+pid_alive() { [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
+
+wait_for_port() { # port seconds pidfile logfile
+  local deadline=$((SECONDS + $2))
+  until port_open "$1"; do
+    pid_alive "$3" || { tail -n 40 "$4" >&2 || true; die "process exited before port $1 opened (log: $4)"; }
+    [ "$SECONDS" -lt "$deadline" ] || { tail -n 40 "$4" >&2 || true; die "port $1 not open after $2 s (log: $4)"; }
+    sleep 0.2
+  done
+}
+
+stop_pid() { # pidfile name
+  pid_alive "$1" || { rm -f "$1"; log "$2 not running"; return 0; }
+  local pid; pid="$(cat "$1")"
+  kill "$pid"
+  for _ in $(seq 1 150); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
+  kill -0 "$pid" 2>/dev/null && { log "$2 did not stop in 30 s; killing"; kill -9 "$pid"; }
+  rm -f "$1"
+  log "$2 stopped"
+}
+
+kafka_classpath() {
+  command -v java >/dev/null || die "java not found: install a JDK 17 (Debian: apt-get install openjdk-17-jre-headless)"
+  local cp="$KAFKA_DIR/classpath.txt" pom="$ROOT/infra/kafka/pom.xml"
+  if [ ! -s "$cp" ] || [ "$pom" -nt "$cp" ]; then
+    command -v mvn >/dev/null || die "mvn not found: install Apache Maven (Debian: apt-get install maven)"
+    log "resolving Kafka from Maven Central (cached in ~/.m2 after the first run)"
+    mvn -q -B -f "$pom" dependency:build-classpath -Dmdep.outputFile="$cp" >"$KAFKA_DIR/maven.log" 2>&1 \
+      || { tail -n 30 "$KAFKA_DIR/maven.log" >&2; die "Maven could not resolve Kafka (log: $KAFKA_DIR/maven.log)"; }
+  fi
+  cat "$cp"
+}
+
+kafka_start() {
+  mkdir -p "$KAFKA_DIR"
+  if pid_alive "$KAFKA_DIR/kafka.pid" && port_open "$KAFKA_PORT"; then
+    log "kafka already running on 127.0.0.1:$KAFKA_PORT"; return 0
+  fi
+  port_open "$KAFKA_PORT" && die "port $KAFKA_PORT is taken by another process; set KAFKA_PORT"
+  local cp; cp="$(kafka_classpath)"
+  cat >"$KAFKA_DIR/server.properties" <<PROPS
+process.roles=broker,controller
+node.id=1
+controller.quorum.voters=1@127.0.0.1:$KAFKA_CONTROLLER_PORT
+listeners=PLAINTEXT://127.0.0.1:$KAFKA_PORT,CONTROLLER://127.0.0.1:$KAFKA_CONTROLLER_PORT
+advertised.listeners=PLAINTEXT://127.0.0.1:$KAFKA_PORT
+controller.listener.names=CONTROLLER
+inter.broker.listener.name=PLAINTEXT
+listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
+log.dirs=$KAFKA_DIR/data
+num.partitions=3
+auto.create.topics.enable=false
+offsets.topic.replication.factor=1
+offsets.topic.num.partitions=10
+transaction.state.log.replication.factor=1
+transaction.state.log.min.isr=1
+group.initial.rebalance.delay.ms=0
+log.retention.hours=24
+PROPS
+  cat >"$KAFKA_DIR/log4j.properties" <<PROPS
+log4j.rootLogger=INFO, file
+log4j.appender.file=org.apache.log4j.RollingFileAppender
+log4j.appender.file.File=$KAFKA_DIR/server.log
+log4j.appender.file.MaxFileSize=20MB
+log4j.appender.file.MaxBackupIndex=2
+log4j.appender.file.layout=org.apache.log4j.PatternLayout
+log4j.appender.file.layout.ConversionPattern=[%d] %p %m (%c)%n
+log4j.logger.kafka=INFO
+log4j.logger.org.apache.kafka=INFO
+PROPS
+  local jvm=(java $KAFKA_HEAP_OPTS -XX:+UseG1GC -Djava.awt.headless=true
+    "-Dlog4j.configuration=file:$KAFKA_DIR/log4j.properties" -cp "$cp")
+  if [ ! -f "$KAFKA_DIR/data/meta.properties" ]; then
+    local cluster_id
+    cluster_id="$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=')"
+    "${jvm[@]}" kafka.tools.StorageTool format -t "$cluster_id" -c "$KAFKA_DIR/server.properties" \
+      >"$KAFKA_DIR/format.log" 2>&1 || { cat "$KAFKA_DIR/format.log" >&2; die "formatting Kafka storage failed"; }
+  fi
+  nohup "${jvm[@]}" kafka.Kafka "$KAFKA_DIR/server.properties" >"$KAFKA_DIR/stdout.log" 2>&1 &
+  echo $! >"$KAFKA_DIR/kafka.pid"
+  wait_for_port "$KAFKA_PORT" 90 "$KAFKA_DIR/kafka.pid" "$KAFKA_DIR/server.log"
+  log "kafka started on 127.0.0.1:$KAFKA_PORT (logs: $KAFKA_DIR)"
+}
+
+redis_start() {
+  mkdir -p "$REDIS_DIR"
+  if pid_alive "$REDIS_DIR/redis.pid" && port_open "$REDIS_PORT"; then
+    log "redis already running on 127.0.0.1:$REDIS_PORT"; return 0
+  fi
+  port_open "$REDIS_PORT" && die "port $REDIS_PORT is taken by another process; set REDIS_PORT"
+  if ! command -v redis-server >/dev/null; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+      log "installing redis-server from Debian's packages"
+      (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server) >/dev/null \
+        || die "apt-get could not install redis-server"
+    else
+      die "redis-server not found: install it (Debian: sudo apt-get install redis-server)"
+    fi
+  fi
+  # noeviction: a read model must never lose keys to eviction. AOF keeps it across restarts.
+  redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --daemonize yes \
+    --dir "$REDIS_DIR" --pidfile "$REDIS_DIR/redis.pid" --logfile "$REDIS_DIR/redis.log" \
+    --appendonly yes --appendfsync everysec --save "" --maxmemory-policy noeviction
+  for _ in $(seq 1 100); do [ -f "$REDIS_DIR/redis.pid" ] && break; sleep 0.1; done
+  wait_for_port "$REDIS_PORT" 20 "$REDIS_DIR/redis.pid" "$REDIS_DIR/redis.log"
+  log "redis started on 127.0.0.1:$REDIS_PORT (data: $REDIS_DIR)"
+}
+
+status_of() { # name pidfile port
+  if pid_alive "$2" && port_open "$3"; then echo "$1: running on 127.0.0.1:$3"; else echo "$1: stopped"; return 1; fi
+}
+
+cmd="${1:-status}"; what="${2:-all}"
+case "$cmd" in
+  start)
+    [ "$what" = redis ] || kafka_start
+    [ "$what" = kafka ] || redis_start ;;
+  stop)
+    [ "$what" = redis ] || stop_pid "$KAFKA_DIR/kafka.pid" kafka
+    [ "$what" = kafka ] || stop_pid "$REDIS_DIR/redis.pid" redis ;;
+  status)
+    rc=0
+    [ "$what" = redis ] || status_of kafka "$KAFKA_DIR/kafka.pid" "$KAFKA_PORT" || rc=1
+    [ "$what" = kafka ] || status_of redis "$REDIS_DIR/redis.pid" "$REDIS_PORT" || rc=1
+    exit $rc ;;
+  *) die "usage: infra/stack.sh start|stop|status [kafka|redis]" ;;
+esac

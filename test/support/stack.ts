@@ -1,0 +1,67 @@
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { inject } from 'vitest';
+import type { KafkaClient } from '../../consumers/kafka/client.js';
+import { createKafkajsClient } from '../../consumers/kafka/kafkajs-client.js';
+import { createLogger } from '../../src/logger.js';
+
+// Quiet by default; TEST_LOG_LEVEL=debug shows what the clients did.
+export const testLogger = createLogger({
+  level: process.env.TEST_LOG_LEVEL ?? 'silent',
+  name: 'test',
+});
+
+/** A short random id: every test gets its own topics, consumer groups and Redis key prefix. */
+export const uniqueId = (label: string): string => `${label}-${randomBytes(4).toString('hex')}`;
+
+export function kafkaBrokers(): string[] {
+  return inject('kafkaBrokers');
+}
+
+export function redisUrl(): string {
+  return inject('redisUrl');
+}
+
+export function testKafkaClient(): KafkaClient {
+  return createKafkajsClient({
+    brokers: kafkaBrokers(),
+    clientId: uniqueId('test'),
+    logger: testLogger,
+  });
+}
+
+export function testRedis(): Redis {
+  return new Redis(redisUrl(), { maxRetriesPerRequest: 3 });
+}
+
+/** Polls until `probe` returns a value other than undefined, or fails after the deadline. */
+export async function waitFor<T>(
+  what: string,
+  probe: () => Promise<T | undefined>,
+  timeoutMs = 15_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  while (Date.now() < deadline) {
+    try {
+      const value = await probe();
+      if (value !== undefined) return value;
+    } catch (error) {
+      last = error;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(
+    `timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${String(last)}` : ''}`,
+  );
+}
+
+/** Deletes every key under a test's prefix. */
+export async function dropPrefix(redis: Redis, prefix: string): Promise<void> {
+  let cursor = '0';
+  do {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 500);
+    if (keys.length > 0) await redis.unlink(...keys);
+    cursor = next;
+  } while (cursor !== '0');
+}
