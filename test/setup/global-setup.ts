@@ -27,8 +27,9 @@ export default async function setup(project: TestProject): Promise<void> {
     const script = fileURLToPath(new URL('../../infra/stack.sh', import.meta.url));
     const started = spawnSync('bash', [script, 'start'], { stdio: 'inherit' });
     if (started.status !== 0) throw new Error(`could not start Kafka and Redis. ${HOW_TO_FIX}`);
-    brokers = ['127.0.0.1:19092'];
-    redisUrl = 'redis://127.0.0.1:16379';
+    // Same defaults and overrides as infra/stack.sh.
+    brokers = [`127.0.0.1:${process.env.KAFKA_PORT ?? '19092'}`];
+    redisUrl = `redis://127.0.0.1:${process.env.REDIS_PORT ?? '16379'}`;
   }
   await checkRedis(redisUrl);
   await checkKafka(brokers);
