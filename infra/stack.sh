@@ -44,7 +44,8 @@ kafka_classpath() {
   local cp="$KAFKA_DIR/classpath.txt" pom="$ROOT/infra/kafka/pom.xml"
   if [ ! -s "$cp" ] || [ "$pom" -nt "$cp" ]; then
     command -v mvn >/dev/null || die "mvn not found: install Apache Maven (Debian: apt-get install maven)"
-    log "resolving Kafka from Maven Central (cached in ~/.m2 after the first run)"
+    # stderr: this function's stdout is the classpath itself.
+    log "resolving Kafka from Maven Central (cached in ~/.m2 after the first run)" >&2
     mvn -q -B -f "$pom" dependency:build-classpath -Dmdep.outputFile="$cp" >"$KAFKA_DIR/maven.log" 2>&1 \
       || { tail -n 30 "$KAFKA_DIR/maven.log" >&2; die "Maven could not resolve Kafka (log: $KAFKA_DIR/maven.log)"; }
   fi

@@ -1,0 +1,22 @@
+// What a rejected message carries to ingest-deadletter.v1: the names are a public contract
+// (docs/events.md), so they live in one place.
+
+export const DEAD_LETTER_HEADERS = {
+  sourceTopic: 'x-source-topic',
+  sourcePartition: 'x-source-partition',
+  sourceOffset: 'x-source-offset',
+  reason: 'x-reason',
+  detail: 'x-detail',
+} as const;
+
+/** Machine-readable `x-reason` values. */
+export const REJECT_REASONS = [
+  'invalid_json', // not UTF-8 JSON, or not a JSON object
+  'unknown_event_type', // `type` missing or not an event of this topic
+  'schema_violation', // a field missing, of the wrong type or out of range
+  'invalid_key', // a tombstone whose key names no fact
+  'unexpected_tombstone', // a tombstone on a topic where it means nothing
+  'future_observed_at', // observedAt beyond the allowed clock skew
+  'missing_required_fields', // a device's first event lacks its non-nullable fields
+] as const;
+export type RejectReason = (typeof REJECT_REASONS)[number];

@@ -1,0 +1,197 @@
+import { z } from 'zod';
+import { formatDateTime, parseDateTime } from './date-time.js';
+import {
+  DEVICE_FIELDS,
+  type DeviceCategory,
+  type FieldSpec,
+  ingestFieldSchema,
+  perCategory,
+  REQUIRED_ON_CREATE,
+  TRIMMED_FIELDS,
+} from './device-fields.js';
+import type { DeviceStateEvent, IngestValue } from './events.js';
+import { normalizeSunSpecStatus, type SunSpecStatus } from './sunspec.js';
+
+// Applying one device.state event to the last-known record: last-writer-wins by observedAt,
+// partial updates, and the ingest clean-ups of spec/events.md.
+
+export type DeviceValue = IngestValue | SunSpecStatus;
+/** A device record exactly as the API serves it (every key of its category, in order). */
+export type DeviceRecord = Readonly<Record<string, DeviceValue>>;
+
+/** Precise times kept beside the record: its date-times are whole seconds. */
+export interface DeviceMeta {
+  readonly firstSeenMs: number;
+  readonly lastSeenMs: number;
+}
+
+export interface ApplyOptions {
+  readonly nowMs: number;
+  readonly futureSkewSeconds: number;
+}
+
+export type ApplyResult =
+  | {
+      readonly kind: 'applied';
+      readonly record: DeviceRecord;
+      readonly meta: DeviceMeta;
+      readonly created: boolean;
+      /** The installation the device belonged to before, when this event moved it. */
+      readonly movedFrom: number | null;
+      /** Percent fields sent outside 0-100, stored as null. */
+      readonly nulledPercentFields: readonly string[];
+    }
+  | {
+      /** Older than the last applied event: state untouched, firstSeenDate possibly lowered. */
+      readonly kind: 'stale';
+      readonly record: DeviceRecord;
+      readonly meta: DeviceMeta;
+      readonly firstSeenLowered: boolean;
+    }
+  | {
+      readonly kind: 'rejected';
+      readonly reason: 'future_observed_at' | 'missing_required_fields';
+      readonly detail: string;
+    };
+
+const TRIMMED = new Set(TRIMMED_FIELDS);
+
+/** Removes NUL bytes anywhere and white space at both ends; blank becomes null (unknown). */
+export function cleanText(value: string | null): string | null {
+  if (value === null) return null;
+  const cleaned = value.replaceAll('\u0000', '').trim();
+  return cleaned === '' ? null : cleaned;
+}
+
+function cleanValue(
+  category: DeviceCategory,
+  spec: FieldSpec,
+  value: IngestValue,
+  nulled: string[],
+): DeviceValue {
+  if (TRIMMED.has(spec.name)) return cleanText(value as string | null);
+  if (category === 'inverter' && spec.name === 'status') {
+    return normalizeSunSpecStatus(value as number | null);
+  }
+  if (spec.percent && typeof value === 'number' && (value < 0 || value > 100)) {
+    nulled.push(spec.name);
+    return null;
+  }
+  return value;
+}
+
+/** Meta of a stored record when none was kept: second precision from its date-times. */
+export function metaFromRecord(record: DeviceRecord): DeviceMeta | null {
+  const first =
+    typeof record.firstSeenDate === 'string' ? parseDateTime(record.firstSeenDate) : null;
+  const last = typeof record.lastSeenDate === 'string' ? parseDateTime(record.lastSeenDate) : null;
+  return first === null || last === null ? null : { firstSeenMs: first, lastSeenMs: last };
+}
+
+export function applyDeviceState(
+  current: DeviceRecord | null,
+  event: DeviceStateEvent,
+  opts: ApplyOptions,
+  currentMeta?: DeviceMeta,
+): ApplyResult {
+  const observedMs = parseDateTime(event.observedAt);
+  if (observedMs === null) {
+    throw new RangeError(`observedAt not validated: ${event.observedAt}`);
+  }
+  if (observedMs > opts.nowMs + opts.futureSkewSeconds * 1000) {
+    return {
+      kind: 'rejected',
+      reason: 'future_observed_at',
+      detail: `observedAt ${event.observedAt} is more than ${opts.futureSkewSeconds}s ahead`,
+    };
+  }
+  const { category, state } = event;
+  const meta = current ? (currentMeta ?? metaFromRecord(current)) : null;
+
+  if (current && meta && observedMs < meta.lastSeenMs) {
+    if (observedMs >= meta.firstSeenMs) {
+      return { kind: 'stale', record: current, meta, firstSeenLowered: false };
+    }
+    return {
+      kind: 'stale',
+      record: { ...current, firstSeenDate: formatDateTime(observedMs) },
+      meta: { ...meta, firstSeenMs: observedMs },
+      firstSeenLowered: true,
+    };
+  }
+
+  if (!current) {
+    const missing = REQUIRED_ON_CREATE[category].filter((name) => !Object.hasOwn(state, name));
+    if (missing.length > 0) {
+      return {
+        kind: 'rejected',
+        reason: 'missing_required_fields',
+        detail: `a new ${category} needs ${missing.join(', ')}`,
+      };
+    }
+  }
+
+  const next: Record<string, DeviceValue> = {};
+  const nulled: string[] = [];
+  for (const spec of DEVICE_FIELDS[category]) {
+    if (!spec.owned && Object.hasOwn(state, spec.name)) {
+      next[spec.name] = cleanValue(category, spec, state[spec.name] as IngestValue, nulled);
+    } else {
+      next[spec.name] = current?.[spec.name] ?? null;
+    }
+  }
+  const firstSeenMs = Math.min(meta?.firstSeenMs ?? observedMs, observedMs);
+  next.id = event.deviceId;
+  next.installationId = event.installationId;
+  next.firstSeenDate = formatDateTime(firstSeenMs);
+  next.lastSeenDate = formatDateTime(observedMs);
+  const previousInstallation = current?.installationId;
+  return {
+    kind: 'applied',
+    record: next,
+    meta: { firstSeenMs, lastSeenMs: observedMs },
+    created: current === null,
+    movedFrom:
+      typeof previousInstallation === 'number' && previousInstallation !== event.installationId
+        ? previousInstallation
+        : null,
+    nulledPercentFields: nulled,
+  };
+}
+
+/** The record as ready-to-send JSON: every documented key in spec order, nothing else. */
+export function serializeDevice(category: DeviceCategory, record: DeviceRecord): string {
+  const out: Record<string, DeviceValue> = {};
+  for (const spec of DEVICE_FIELDS[category]) {
+    const value = record[spec.name];
+    if (value === undefined || (value === null && !spec.nullable)) {
+      throw new TypeError(`${category} record lacks required field ${spec.name}`);
+    }
+    out[spec.name] = value;
+  }
+  return JSON.stringify(out);
+}
+
+const sunSpecStatusSchema = z.object({ rawValue: z.int(), name: z.string() });
+
+function storedFieldSchema(category: DeviceCategory, spec: FieldSpec): z.ZodType {
+  if (category === 'inverter' && spec.name === 'status') return sunSpecStatusSchema.nullable();
+  // Stored percent values were range-checked at ingest; reading back needs the type only.
+  return ingestFieldSchema({ ...spec, percent: false });
+}
+
+const STORED_SCHEMAS = perCategory(
+  (c) =>
+    z.object(
+      Object.fromEntries(DEVICE_FIELDS[c].map((s) => [s.name, storedFieldSchema(c, s)])),
+    ) as unknown as z.ZodType<Record<string, DeviceValue>>,
+);
+
+/** Reads a stored record back (for merging); throws when the JSON is not a valid record. */
+export function parseStoredDevice(category: DeviceCategory, json: string): DeviceRecord {
+  const result = STORED_SCHEMAS[category].safeParse(JSON.parse(json));
+  if (!result.success) {
+    throw new TypeError(`stored ${category} record is invalid: ${result.error.message}`);
+  }
+  return result.data;
+}

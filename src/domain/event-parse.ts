@@ -1,0 +1,204 @@
+import type { z } from 'zod';
+import type { RejectReason } from './dead-letter.js';
+import { DEVICE_CATEGORIES, INGEST_FIELDS, isDeviceCategory } from './device-fields.js';
+import {
+  type AccessEvent,
+  accessEventSchema,
+  DEVICE_STATE_SCHEMAS,
+  type DeviceState,
+  type DeviceStateEvent,
+  deviceRemovedSchema,
+  type IngestValue,
+  type InstallationsEvent,
+  installationsEventSchema,
+  type TelemetryEvent,
+} from './events.js';
+import { INSTALLATION_FIELDS } from './installation.js';
+
+// Kafka message -> validated event, or a rejection the consumer dead-letters as is.
+
+export type ParseResult<E> =
+  | { readonly ok: true; readonly event: E; readonly droppedKeys: readonly string[] }
+  | { readonly ok: false; readonly reason: RejectReason; readonly detail: string };
+
+type Bytes = string | Uint8Array | null | undefined;
+
+const MAX_DETAIL = 500; // header value: enough to debug, bounded
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+const reject = (reason: RejectReason, detail: string): ParseResult<never> => ({
+  ok: false,
+  reason,
+  detail: detail.length > MAX_DETAIL ? `${detail.slice(0, MAX_DETAIL - 1)}…` : detail,
+});
+
+function decode(value: string | Uint8Array): string | null {
+  if (typeof value === 'string') return value;
+  try {
+    return utf8.decode(value);
+  } catch {
+    return null;
+  }
+}
+
+function readObject(value: string | Uint8Array): Record<string, unknown> | ParseResult<never> {
+  const text = decode(value);
+  if (text === null) return reject('invalid_json', 'value is not valid UTF-8');
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (err) {
+    return reject('invalid_json', (err as Error).message);
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
+    return reject('invalid_json', 'value is not a JSON object');
+  }
+  return parsed as Record<string, unknown>;
+}
+
+const isRejection = (v: unknown): v is ParseResult<never> =>
+  typeof v === 'object' && v !== null && (v as { ok?: unknown }).ok === false;
+
+function describe(error: z.ZodError): string {
+  return error.issues
+    .slice(0, 5)
+    .map((i) => `${i.path.length ? i.path.join('.') : '(root)'}: ${i.message}`)
+    .join('; ');
+}
+
+function checkType(obj: Record<string, unknown>, types: readonly string[]): string | null {
+  return typeof obj.type === 'string' && types.includes(obj.type) ? obj.type : null;
+}
+
+function unknownType(obj: Record<string, unknown>): ParseResult<never> {
+  const t = typeof obj.type === 'string' ? JSON.stringify(obj.type.slice(0, 64)) : 'missing';
+  return reject('unknown_event_type', `type ${t} is not an event of this topic`);
+}
+
+const POSITIVE_DECIMAL = /^[1-9][0-9]{0,15}$/;
+function parseId(text: string | undefined): number | null {
+  if (text === undefined || !POSITIVE_DECIMAL.test(text)) return null;
+  const n = Number(text);
+  return Number.isSafeInteger(n) ? n : null;
+}
+
+const keyText = (key: Bytes): string | null =>
+  key === null || key === undefined ? null : decode(key);
+
+/** installations.v1. A tombstone (null value) under key `42` deletes installation 42. */
+export function parseInstallationsMessage(
+  value: Bytes,
+  key?: Bytes,
+): ParseResult<InstallationsEvent> {
+  if (value === null || value === undefined) {
+    const installationId = parseId(keyText(key) ?? undefined);
+    if (installationId === null)
+      return reject('invalid_key', 'tombstone key is not an installation id');
+    const event = { type: 'installation.deleted', occurredAt: null, installationId } as const;
+    return { ok: true, event, droppedKeys: [] };
+  }
+  const obj = readObject(value);
+  if (isRejection(obj)) return obj;
+  if (!checkType(obj, ['installation.upserted', 'installation.deleted'])) return unknownType(obj);
+  const result = installationsEventSchema.safeParse(obj);
+  if (!result.success) return reject('schema_violation', describe(result.error));
+  const raw = obj.installation;
+  const droppedKeys =
+    raw && typeof raw === 'object'
+      ? Object.keys(raw).filter((k) => !(INSTALLATION_FIELDS as readonly string[]).includes(k))
+      : [];
+  return { ok: true, event: result.data, droppedKeys };
+}
+
+/**
+ * device-telemetry.v1. Known `state` fields are type-checked (a wrong type rejects the event);
+ * other keys, and the projection-owned ones, are dropped and returned in `droppedKeys`.
+ */
+export function parseTelemetryMessage(value: Bytes): ParseResult<TelemetryEvent> {
+  if (value === null || value === undefined) {
+    return reject('unexpected_tombstone', 'device-telemetry.v1 carries no tombstones');
+  }
+  const obj = readObject(value);
+  if (isRejection(obj)) return obj;
+  const type = checkType(obj, ['device.state', 'device.removed']);
+  if (!type) return unknownType(obj);
+  if (type === 'device.removed') {
+    const result = deviceRemovedSchema.safeParse(obj);
+    if (!result.success) return reject('schema_violation', describe(result.error));
+    return { ok: true, event: result.data, droppedKeys: [] };
+  }
+  const category = obj.category;
+  if (!isDeviceCategory(category)) {
+    return reject('schema_violation', `category: must be one of ${DEVICE_CATEGORIES.join(', ')}`);
+  }
+  const result = DEVICE_STATE_SCHEMAS[category].safeParse(obj);
+  if (!result.success) return reject('schema_violation', describe(result.error));
+  const { installationId, deviceId, observedAt } = result.data;
+  const input = result.data.state as Record<string, unknown>;
+  const state: Record<string, IngestValue> = {};
+  const known = new Set<string>();
+  for (const spec of INGEST_FIELDS[category]) {
+    known.add(spec.name);
+    if (Object.hasOwn(input, spec.name)) state[spec.name] = input[spec.name] as IngestValue;
+  }
+  // From the raw input: zod's output may already have left out keys such as `__proto__`.
+  const droppedKeys = Object.keys(obj.state as object).filter((k) => !known.has(k));
+  const event: DeviceStateEvent = {
+    type: 'device.state',
+    installationId,
+    category,
+    deviceId,
+    observedAt,
+    state: state as DeviceState,
+  };
+  return { ok: true, event, droppedKeys };
+}
+
+const ACCESS_TYPES = accessEventSchema.options.map((o) => o.shape.type.value);
+
+/**
+ * access-changes.v1. A tombstone removes the fact its key names: `app:17` deletes the
+ * application, `key:<keyId>` revokes the key, `grant:17:42` and `member:5:42` remove them.
+ */
+export function parseAccessMessage(value: Bytes, key?: Bytes): ParseResult<AccessEvent> {
+  if (value === null || value === undefined) return accessTombstone(keyText(key));
+  const obj = readObject(value);
+  if (isRejection(obj)) return obj;
+  if (!checkType(obj, ACCESS_TYPES)) return unknownType(obj);
+  const result = accessEventSchema.safeParse(obj);
+  if (!result.success) return reject('schema_violation', describe(result.error));
+  return { ok: true, event: result.data, droppedKeys: [] };
+}
+
+function accessTombstone(key: string | null): ParseResult<AccessEvent> {
+  const ok = (event: AccessEvent): ParseResult<AccessEvent> => ({
+    ok: true,
+    event,
+    droppedKeys: [],
+  });
+  const bad = reject('invalid_key', 'tombstone key names no access fact');
+  if (key === null) return bad;
+  const sep = key.indexOf(':');
+  const kind = key.slice(0, sep);
+  const rest = key.slice(sep + 1);
+  if (sep < 0) return bad;
+  if (kind === 'key') {
+    return rest.length > 0 && rest.length <= 256
+      ? ok({ type: 'apiKey.revoked', occurredAt: null, keyId: rest })
+      : bad;
+  }
+  const ids = rest.split(':').map(parseId);
+  if (ids.some((n) => n === null)) return bad;
+  const [a, b] = ids as number[];
+  if (kind === 'app' && ids.length === 1 && a !== undefined) {
+    return ok({ type: 'application.deleted', occurredAt: null, applicationId: a });
+  }
+  if (ids.length !== 2 || a === undefined || b === undefined) return bad;
+  if (kind === 'grant') {
+    return ok({ type: 'grant.removed', occurredAt: null, applicationId: a, installationId: b });
+  }
+  if (kind === 'member') {
+    return ok({ type: 'membership.removed', occurredAt: null, userId: a, installationId: b });
+  }
+  return bad;
+}
