@@ -94,7 +94,8 @@ PROPS
   if [ ! -f "$KAFKA_DIR/data/meta.properties" ]; then
     local cluster_id
     cluster_id="$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=')"
-    "${jvm[@]}" kafka.tools.StorageTool format -t "$cluster_id" -c "$KAFKA_DIR/server.properties" \
+    # --cluster-id=: a random id may start with '-', which would read as an option.
+    "${jvm[@]}" kafka.tools.StorageTool format --cluster-id="$cluster_id" -c "$KAFKA_DIR/server.properties" \
       >"$KAFKA_DIR/format.log" 2>&1 || { cat "$KAFKA_DIR/format.log" >&2; die "formatting Kafka storage failed"; }
   fi
   nohup "${jvm[@]}" kafka.Kafka "$KAFKA_DIR/server.properties" >"$KAFKA_DIR/stdout.log" 2>&1 &
