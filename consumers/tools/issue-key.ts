@@ -1,0 +1,95 @@
+import { z } from 'zod';
+import { loadConfig } from '../../src/config.js';
+import { createKafkajsClient } from '../kafka/kafkajs-client.js';
+import {
+  installationListSchema,
+  keyGrantEvents,
+  ownerSchema,
+  toAccessMessages,
+} from './access/access-grants.js';
+import { issueKey } from './access/api-key.js';
+import { createCliLogger, parseCli, runCli } from './cli.js';
+
+// Issues an API key: publishes the application, the key's SHA-256 hash, the grants and (user
+// owner) the memberships to the access topic, then prints the key once on stdout. The key
+// itself is never published, stored or logged.
+
+const USAGE = `usage: npx tsx consumers/tools/issue-key.ts --application ID --owner user:ID|company:ID
+         --installations 1,2,3|1-50 [--expires-in-days D] [--json]
+
+  --application ID        application to create or update (enabled)
+  --owner user:5          owner; a user owner also gets a membership of each installation
+  --installations LIST    installations to grant, e.g. 1,2,3 or 1-50 or 1-5,9
+  --expires-in-days D     key expiry (default: never)
+  --json                  print {"applicationId","keyId","apiKey","expiresAt","installations"}
+
+stdout carries only the key (its last line), or the JSON object; everything else goes to stderr.`;
+
+const DAY_MS = 86_400_000;
+
+const argsSchema = z.object({
+  application: z.coerce.number().int().positive().max(Number.MAX_SAFE_INTEGER),
+  owner: ownerSchema,
+  installations: installationListSchema,
+  'expires-in-days': z.coerce.number().positive().max(36_500).optional(),
+  json: z.boolean().default(false),
+});
+
+runCli(USAGE, async () => {
+  const args = parseCli(
+    process.argv.slice(2),
+    {
+      application: { type: 'string' },
+      owner: { type: 'string' },
+      installations: { type: 'string' },
+      'expires-in-days': { type: 'string' },
+      json: { type: 'boolean' },
+    },
+    argsSchema,
+  );
+  const config = loadConfig();
+  const logger = createCliLogger({ level: config.logLevel, name: 'issue-key' });
+  const nowMs = Date.now();
+  const days = args['expires-in-days'];
+  const expiresAtMs = days === undefined ? null : nowMs + Math.round(days * DAY_MS);
+  const { keyId, apiKey, keyHash } = issueKey();
+  const events = keyGrantEvents({
+    applicationId: args.application,
+    owner: args.owner,
+    installations: args.installations,
+    keyId,
+    keyHash,
+    expiresAtMs,
+    nowMs,
+  });
+
+  const producer = createKafkajsClient({
+    brokers: config.kafka.brokers,
+    clientId: `${config.kafka.clientId}-issue-key`,
+    logger,
+  }).createProducer();
+  await producer.connect();
+  try {
+    await producer.send(config.topics.access, toAccessMessages(events));
+  } finally {
+    await producer.disconnect();
+  }
+
+  const expiresAt = expiresAtMs === null ? null : new Date(expiresAtMs).toISOString();
+  process.stderr.write(
+    `issued ${keyId} for application ${args.application} (owner ${args.owner.type}:${args.owner.id}), ` +
+      `${args.installations.length} installation(s), expires ${expiresAt ?? 'never'}; ` +
+      `published ${events.length} events to ${config.topics.access}. ` +
+      'The key is shown once and is not stored anywhere:\n',
+  );
+  const out = args.json
+    ? JSON.stringify({
+        applicationId: args.application,
+        keyId,
+        apiKey,
+        expiresAt,
+        installations: args.installations,
+      })
+    : apiKey;
+  process.stdout.write(`${out}\n`);
+});

@@ -1,0 +1,69 @@
+import { z } from 'zod';
+import { loadConfig } from '../../src/config.js';
+import { createKafkajsClient } from '../kafka/kafkajs-client.js';
+import { createCliLogger, parseCli, runCli } from './cli.js';
+import { createProgressReporter } from './progress.js';
+import { runSimulator } from './simulation-runner.js';
+
+// Produces realistic installations and device telemetry to the configured topics.
+
+const USAGE = `usage: npx tsx consumers/tools/simulator.ts --installations N --rate EVENTS_PER_SEC
+         [--duration SECONDS] [--seed S] [--offline-fraction F]
+
+  --installations N       installations 1..N, upserted first
+  --rate R                device.state events per second, across all installations
+  --duration SECONDS      stop after this long (default: run until Ctrl-C)
+  --seed S                seed of the generated fleet and telemetry (default 1)
+  --offline-fraction F    fraction 0..1 of devices that stop reporting (default 0.05)
+
+Kafka and topic names come from the environment (KAFKA_BROKERS, TOPIC_*), as for the service.`;
+
+const argsSchema = z.object({
+  installations: z.coerce.number().int().positive().max(1_000_000),
+  rate: z.coerce.number().positive().max(1_000_000),
+  duration: z.coerce.number().positive().optional(),
+  seed: z.coerce.number().int().min(0).max(0xffffffff).default(1),
+  'offline-fraction': z.coerce.number().min(0).max(1).default(0.05),
+});
+
+runCli(USAGE, async () => {
+  const args = parseCli(
+    process.argv.slice(2),
+    {
+      installations: { type: 'string' },
+      rate: { type: 'string' },
+      duration: { type: 'string' },
+      seed: { type: 'string' },
+      'offline-fraction': { type: 'string' },
+    },
+    argsSchema,
+  );
+  const config = loadConfig();
+  const logger = createCliLogger({ level: config.logLevel, name: 'simulator' });
+  const producer = createKafkajsClient({
+    brokers: config.kafka.brokers,
+    clientId: `${config.kafka.clientId}-simulator`,
+    logger,
+  }).createProducer();
+
+  const stop = new AbortController();
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => stop.abort());
+
+  await producer.connect();
+  const progress = createProgressReporter(process.stderr);
+  try {
+    const result = await runSimulator(
+      { producer, topics: config.topics, signal: stop.signal, onProgress: progress.update },
+      {
+        installations: args.installations,
+        eventsPerSecond: args.rate,
+        durationSeconds: args.duration ?? null,
+        seed: args.seed,
+        offlineFraction: args['offline-fraction'],
+      },
+    );
+    progress.done(result);
+  } finally {
+    await producer.disconnect();
+  }
+});

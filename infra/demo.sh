@@ -1,0 +1,158 @@
+#!/usr/bin/env bash
+# One-command demo (`npm run demo`): Kafka + Redis, topics, consumers, API, a demo API key and the
+# telemetry simulator, then how to call the API. Idempotent: running processes are reused.
+# Usage: infra/demo.sh [start|stop|status]
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+DEMO_DIR="$ROOT/.local/demo"
+API_PORT="${API_PORT:-8080}"
+HEALTH_PORT="${CONSUMER_HEALTH_PORT:-9464}"
+API_BASE="http://127.0.0.1:$API_PORT/application/v1"
+KEY_FILE="$DEMO_DIR/api-key"
+SIM_INSTALLATIONS="${DEMO_INSTALLATIONS:-50}"
+SIM_RATE="${DEMO_RATE:-200}"
+TSX="$ROOT/node_modules/.bin/tsx"
+
+die() { echo "demo: $*" >&2; exit 1; }
+log() { echo "demo: $*"; }
+
+pid_alive() { [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
+port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+http_ok() { # url [header]: true on a 2xx answer
+  if [ $# -gt 1 ]; then curl -fsS -m 2 -o /dev/null -H "$2" "$1" 2>/dev/null
+  else curl -fsS -m 2 -o /dev/null "$1" 2>/dev/null; fi
+}
+
+# Each process runs in its own session (setsid), so stopping it stops npx/tsx and node together.
+start_bg() { # name port command...
+  local name="$1" port="$2"; shift 2
+  local pidfile="$DEMO_DIR/$name.pid" logfile="$DEMO_DIR/$name.log"
+  if pid_alive "$pidfile"; then log "$name already running (pid $(cat "$pidfile"))"; return 0; fi
+  if [ "$port" != - ] && port_open "$port"; then
+    die "port $port is taken by another process; stop it or set API_PORT / CONSUMER_HEALTH_PORT"
+  fi
+  (cd "$ROOT" && exec setsid "$@" >"$logfile" 2>&1 </dev/null) &
+  echo $! >"$pidfile"
+  log "$name started (pid $!, log $logfile)"
+}
+
+stop_bg() { # name
+  local pidfile="$DEMO_DIR/$1.pid"
+  pid_alive "$pidfile" || { rm -f "$pidfile"; log "$1 not running"; return 0; }
+  local pid; pid="$(cat "$pidfile")"
+  kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid"
+  for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  if kill -0 "$pid" 2>/dev/null; then
+    log "$1 did not stop in 10 s; killing"
+    kill -KILL -- "-$pid" 2>/dev/null || kill -KILL "$pid"
+  fi
+  rm -f "$pidfile"
+  log "$1 stopped"
+}
+
+wait_healthy() { # name url seconds
+  local name="$1" url="$2" deadline=$((SECONDS + $3))
+  until http_ok "$url"; do
+    if ! pid_alive "$DEMO_DIR/$name.pid" || [ "$SECONDS" -ge "$deadline" ]; then
+      echo "--- last lines of $DEMO_DIR/$name.log ---" >&2
+      tail -n 40 "$DEMO_DIR/$name.log" >&2 || true
+      die "$name is not healthy at $url (log: $DEMO_DIR/$name.log)"
+    fi
+    sleep 0.5
+  done
+  log "$name healthy ($url)"
+}
+
+ensure_key() {
+  if [ -s "$KEY_FILE" ] && http_ok "$API_BASE/getInstallations" "Api-Key: $(cat "$KEY_FILE")"; then
+    log "reusing the demo API key in $KEY_FILE"; return 0
+  fi
+  log "issuing a demo API key: application 1, owner user 1, installations 1-20"
+  # umask 077: the key file is readable by its owner only (mode 600), from its first byte.
+  (umask 077 && cd "$ROOT" && "$TSX" consumers/tools/issue-key.ts \
+      --application 1 --owner user:1 --installations 1-20 >"$KEY_FILE.tmp") \
+    || { rm -f "$KEY_FILE.tmp"; die "issuing the demo key failed"; }
+  grep -qE '^itk_[A-Za-z0-9]{40}$' "$KEY_FILE.tmp" || { rm -f "$KEY_FILE.tmp"; die "issue-key printed no key"; }
+  chmod 600 "$KEY_FILE.tmp" && mv "$KEY_FILE.tmp" "$KEY_FILE"
+}
+
+wait_for_flow() { # seconds
+  local deadline=$((SECONDS + $1)) key body=''
+  key="$(cat "$KEY_FILE")"
+  while [ "$SECONDS" -lt "$deadline" ]; do
+    body="$(curl -sS -m 2 -H "Api-Key: $key" "$API_BASE/getInstallationCurrentEnergyFlow?installationId=1" 2>/dev/null || true)"
+    if [[ "$body" == *'"valid":true'* && "$body" == *'"data":{'* ]]; then
+      log "installation 1 has a live energy flow"; return 0
+    fi
+    pid_alive "$DEMO_DIR/simulator.pid" || { tail -n 20 "$DEMO_DIR/simulator.log" >&2; die "the simulator exited"; }
+    sleep 1
+  done
+  echo "last answer: ${body:-none}" >&2
+  for name in consumers api simulator; do
+    echo "--- last lines of $DEMO_DIR/$name.log ---" >&2; tail -n 15 "$DEMO_DIR/$name.log" >&2 || true
+  done
+  die "no energy flow for installation 1 after $1 s"
+}
+
+print_howto() {
+  cat <<EOF
+
+The demo is running: ${SIM_INSTALLATIONS} simulated installations, ${SIM_RATE} telemetry events/s.
+The demo key (application 1, installations 1-20) is in $KEY_FILE (shown nowhere else).
+
+  KEY="\$(cat $KEY_FILE)"
+  curl -s -H "Api-Key: \$KEY" '$API_BASE/getInstallations'
+  curl -s -H "Api-Key: \$KEY" '$API_BASE/getInstallationDevices?installationId=1'
+  curl -s -H "Api-Key: \$KEY" '$API_BASE/getInstallationCurrentEnergyFlow?installationId=1'
+
+Docs and playground:  http://127.0.0.1:$API_PORT/docs
+Logs:                 $DEMO_DIR/{consumers,api,simulator}.log
+Status / stop:        bash infra/demo.sh status   |   bash infra/demo.sh stop
+EOF
+}
+
+start() {
+  [ -x "$TSX" ] || die "dependencies missing: run 'npm ci' first"
+  command -v curl >/dev/null || die "curl not found: install it (Debian: apt-get install curl)"
+  command -v setsid >/dev/null || die "setsid not found (util-linux)"
+  mkdir -p "$DEMO_DIR"
+  bash "$ROOT/infra/stack.sh" start
+  (cd "$ROOT" && "$TSX" infra/create-topics.ts)
+  start_bg consumers "$HEALTH_PORT" "$TSX" consumers/main.ts
+  start_bg api "$API_PORT" "$TSX" api/main.ts
+  wait_healthy consumers "http://127.0.0.1:$HEALTH_PORT/readyz" 90
+  wait_healthy api "http://127.0.0.1:$API_PORT/readyz" 60
+  ensure_key
+  start_bg simulator - "$TSX" consumers/tools/simulator.ts \
+    --installations "$SIM_INSTALLATIONS" --rate "$SIM_RATE"
+  wait_for_flow 90
+  print_howto
+}
+
+stop() {
+  stop_bg simulator
+  stop_bg api
+  stop_bg consumers
+  bash "$ROOT/infra/stack.sh" stop
+}
+
+status() {
+  local rc=0 name
+  for name in consumers api simulator; do
+    if pid_alive "$DEMO_DIR/$name.pid"; then echo "$name: running (pid $(cat "$DEMO_DIR/$name.pid"))"
+    else echo "$name: stopped"; rc=1; fi
+  done
+  http_ok "http://127.0.0.1:$HEALTH_PORT/readyz" && echo "consumers: ready" || echo "consumers: not ready"
+  http_ok "http://127.0.0.1:$API_PORT/readyz" && echo "api: ready" || echo "api: not ready"
+  bash "$ROOT/infra/stack.sh" status || rc=1
+  return $rc
+}
+
+case "${1:-start}" in
+  start) start ;;
+  stop) stop ;;
+  status) status ;;
+  *) die "usage: infra/demo.sh [start|stop|status]" ;;
+esac
