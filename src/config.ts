@@ -15,6 +15,8 @@ const envSchema = z.object({
   TOPIC_DEADLETTER: z.string().min(1).default('ingest-deadletter.v1'),
   CONSUMER_GROUP: z.string().min(1).default('read-model-projector'),
   CONSUMER_HEALTH_PORT: port.default(9464),
+  CONSUMER_FLOW_SWEEP_MS: positiveInt.default(1_000),
+  CONSUMER_MAX_RETRY_DELAY_MS: positiveInt.default(5_000),
   ONLINE_WINDOW_SECONDS: positiveInt.default(300),
   FUTURE_SKEW_SECONDS: positiveInt.default(300),
   API_HOST: z.string().min(1).default('127.0.0.1'),
@@ -25,6 +27,9 @@ const envSchema = z.object({
     .default('/application/v1'),
   API_REQUEST_TIMEOUT_MS: positiveInt.default(5_000),
   API_BODY_LIMIT_BYTES: positiveInt.default(16 * 1024), // 16 KiB: form bodies carry one id
+  API_REDIS_COMMAND_TIMEOUT_MS: positiveInt.default(1_000),
+  API_DOCS_UPSTREAM_URL: z.string().url().optional(), // default: the API itself
+  API_DOCS_PROXY_TIMEOUT_MS: positiveInt.default(5_000),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -39,7 +44,14 @@ export interface Config {
     readonly access: string;
     readonly deadletter: string;
   };
-  readonly consumer: { readonly groupId: string; readonly healthPort: number };
+  readonly consumer: {
+    readonly groupId: string;
+    readonly healthPort: number;
+    /** How often the ageing timer looks for flows whose validUntil has passed. */
+    readonly flowSweepMs: number;
+    /** Upper bound of the backoff while Redis is unreachable. */
+    readonly maxRetryDelayMs: number;
+  };
   readonly ingest: { readonly onlineWindowSeconds: number; readonly futureSkewSeconds: number };
   readonly api: {
     readonly host: string;
@@ -47,6 +59,10 @@ export interface Config {
     readonly basePath: string;
     readonly requestTimeoutMs: number;
     readonly bodyLimitBytes: number;
+    readonly redisCommandTimeoutMs: number;
+    /** Where the docs playground's proxy sends try-it requests; null = this API itself. */
+    readonly docsUpstreamUrl: string | null;
+    readonly docsProxyTimeoutMs: number;
   };
   readonly logLevel: string;
 }
@@ -74,7 +90,12 @@ export function loadConfig(env: Env = process.env): Config {
       access: e.TOPIC_ACCESS,
       deadletter: e.TOPIC_DEADLETTER,
     },
-    consumer: { groupId: e.CONSUMER_GROUP, healthPort: e.CONSUMER_HEALTH_PORT },
+    consumer: {
+      groupId: e.CONSUMER_GROUP,
+      healthPort: e.CONSUMER_HEALTH_PORT,
+      flowSweepMs: e.CONSUMER_FLOW_SWEEP_MS,
+      maxRetryDelayMs: e.CONSUMER_MAX_RETRY_DELAY_MS,
+    },
     ingest: {
       onlineWindowSeconds: e.ONLINE_WINDOW_SECONDS,
       futureSkewSeconds: e.FUTURE_SKEW_SECONDS,
@@ -85,6 +106,9 @@ export function loadConfig(env: Env = process.env): Config {
       basePath: e.API_BASE_PATH,
       requestTimeoutMs: e.API_REQUEST_TIMEOUT_MS,
       bodyLimitBytes: e.API_BODY_LIMIT_BYTES,
+      redisCommandTimeoutMs: e.API_REDIS_COMMAND_TIMEOUT_MS,
+      docsUpstreamUrl: e.API_DOCS_UPSTREAM_URL ?? null,
+      docsProxyTimeoutMs: e.API_DOCS_PROXY_TIMEOUT_MS,
     },
     logLevel: e.LOG_LEVEL,
   });

@@ -65,7 +65,7 @@ function createConsumer(kafka: Kafka, options: ConsumerOptions): BatchConsumer {
         // Offsets are committed by hand, only after the handler says the batch is durable.
         autoCommit: false,
         eachBatchAutoResolve: false,
-        eachBatch: async ({ batch, heartbeat, isRunning, isStale }) => {
+        eachBatch: async ({ batch, heartbeat, isRunning, isStale, resolveOffset }) => {
           const last = batch.messages.at(-1);
           if (!last) return;
           const messages: KafkaMessage[] = batch.messages.map((m) => ({
@@ -86,6 +86,8 @@ function createConsumer(kafka: Kafka, options: ConsumerOptions): BatchConsumer {
             },
             { heartbeat, isStale: () => !isRunning() || isStale() },
           );
+          // Without resolving, kafkajs fetches the same batch again (auto-resolve is off).
+          resolveOffset(last.offset);
           const next = (BigInt(last.offset) + 1n).toString();
           await consumer.commitOffsets([
             { topic: batch.topic, partition: batch.partition, offset: next },

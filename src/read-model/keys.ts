@@ -22,6 +22,8 @@ export interface ReadModelKeys {
   keyView(keyHash: string): string;
   /** Any key of the consumer's own bookkeeping (facts, indexes, schedules), namespaced. */
   internal(...parts: Array<string | number>): string;
+  /** Consumer bookkeeping of one installation, under its hash tag (scripts may touch it). */
+  internalOf(installationId: InstallationId, ...parts: Array<string | number>): string;
 }
 
 export function createKeys(prefix: string): ReadModelKeys {
@@ -34,6 +36,7 @@ export function createKeys(prefix: string): ReadModelKeys {
     acl: (id) => inst(id, 'acl'),
     keyView: (hash) => `${prefix}{k${hash}}:view`,
     internal: (...parts) => `${prefix}x:${parts.join(':')}`,
+    internalOf: (id, ...parts) => inst(id, `x:${parts.join(':')}`),
   };
 }
 

@@ -1,0 +1,59 @@
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
+import type { FastifyInstance } from 'fastify';
+import { errorStatus, sendError, type TransportErrorCode } from './errors/error-catalog.js';
+
+// Answers outside the API's error table, in the same JSON envelope: unknown routes (404
+// NOT_FOUND), a known route with another method (405 METHOD_NOT_ALLOWED; this includes CORS
+// preflights, refused without any Access-Control-* header), unreadable bodies.
+
+const BY_STATUS: Readonly<Record<number, TransportErrorCode>> = {
+  400: 'BAD_REQUEST',
+  408: 'REQUEST_TIMEOUT',
+  413: 'PAYLOAD_TOO_LARGE',
+  415: 'UNSUPPORTED_MEDIA_TYPE',
+};
+
+export function registerHttpErrors(app: FastifyInstance): void {
+  const methodsByPath = new Map<string, Set<string>>();
+  app.addHook('onRoute', (route) => {
+    const methods = methodsByPath.get(route.url) ?? new Set<string>();
+    for (const m of [route.method].flat()) methods.add(m);
+    methodsByPath.set(route.url, methods);
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?', 1)[0] ?? '';
+    const methods = methodsByPath.get(path);
+    if (methods) {
+      reply.header('allow', [...methods].join(', '));
+      return sendError(reply, 'METHOD_NOT_ALLOWED');
+    }
+    return sendError(reply, 'NOT_FOUND');
+  });
+
+  app.setErrorHandler((error, request, reply) => {
+    const status = (error as { statusCode?: number }).statusCode ?? 500;
+    if (status >= 400 && status < 500) return sendError(reply, BY_STATUS[status] ?? 'BAD_REQUEST');
+    const { name, message } =
+      error instanceof Error ? error : { name: 'Error', message: String(error) };
+    request.log.error({ err: { name, message } }, 'unhandled error');
+    return sendError(reply, 'INTERNAL_ERROR');
+  });
+}
+
+/**
+ * Errors Node raises before Fastify sees a request (request timeout, unparsable HTTP): the same
+ * envelope, written to the socket, then closed.
+ */
+export function clientErrorHandler(error: Error & { code?: string }, socket: Socket): void {
+  if (!socket.writable) return;
+  const code: TransportErrorCode =
+    error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 'REQUEST_TIMEOUT' : 'BAD_REQUEST';
+  const status = errorStatus(code);
+  const body = `{"valid":false,"error":"${code}"}`;
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
+}

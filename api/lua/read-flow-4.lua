@@ -1,0 +1,30 @@
+--[[
+  The stored energy flow of one installation, if the key may read it.
+
+  KEYS[1] acl(installationId)          hash: keyHash -> expiresAt epoch ms (0 = never)
+  KEYS[2] installation(installationId) string: Installation JSON
+  KEYS[3] flow(installationId)         hash: data -> flow JSON or "null", validUntil -> epoch ms
+  KEYS[4] devices(installationId)      hash: "<category>:<deviceId>" -> device JSON
+
+  ARGV[1] keyHash (lower-case hex SHA-256 of the API key)
+  ARGV[2] now, epoch ms
+
+  Returns nil when the key has no live grant or the installation does not exist, else
+  { data, validUntil } while the flow is valid (validUntil 0 or >= now), else
+  { data, validUntil, field, value, ... } with the devices hash so the caller recomputes.
+  A missing flow hash reads as { "null", "0" }.
+]]
+-- Both checks always run, so "missing" and "not yours" cost the same.
+local exp = tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or '-1')
+local exists = redis.call('EXISTS', KEYS[2]) == 1
+local granted = exp == 0 or (exp ~= nil and exp > tonumber(ARGV[2]))
+if not (granted and exists) then return nil end
+local flow = redis.call('HMGET', KEYS[3], 'data', 'validUntil')
+local data = flow[1] or 'null'
+local validUntil = flow[2] or '0'
+local validMs = tonumber(validUntil) or 0
+if validMs == 0 or validMs >= tonumber(ARGV[2]) then return { data, validUntil } end
+local result = { data, validUntil }
+local devices = redis.call('HGETALL', KEYS[4])
+for i = 1, #devices do result[#result + 1] = devices[i] end
+return result

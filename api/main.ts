@@ -1,0 +1,26 @@
+import { loadConfig } from '../src/config.js';
+import { createLogger } from '../src/logger.js';
+import { buildApi } from './app.js';
+import { createApiRedis } from './redis-client.js';
+
+// Composition root of the API process: config, logger, Redis, app; graceful shutdown.
+const config = loadConfig();
+const logger = createLogger({ level: config.logLevel, name: 'api' });
+const redis = createApiRedis(config.redis.url, config.api.redisCommandTimeoutMs);
+redis.on('error', (error) => logger.warn({ err: { message: error.message } }, 'redis error'));
+const app = buildApi({ config, logger, redis });
+
+let stopping = false;
+async function shutdown(signal: string): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  logger.info({ signal }, 'shutting down');
+  // Stops accepting, lets in-flight requests finish, then drops Redis.
+  await app.close();
+  await redis.quit().catch(() => redis.disconnect());
+  process.exit(0);
+}
+process.on('SIGTERM', () => void shutdown('SIGTERM'));
+process.on('SIGINT', () => void shutdown('SIGINT'));
+
+await app.listen({ host: config.api.host, port: config.api.port });

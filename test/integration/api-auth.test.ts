@@ -1,0 +1,165 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { testApi } from '../support-api/api-harness.js';
+import { device, installation, newApiKey } from '../support-api/fixtures.js';
+
+// Authentication rules of read-api.md and semantics.md, against a seeded read model.
+describe('API authentication', () => {
+  const api = testApi();
+  const base = api.config.api.basePath;
+  const live = newApiKey();
+  const other = newApiKey();
+  const inst = installation(101);
+  const UNAUTHORIZED = { valid: false, error: 'UNAUTHORIZED' };
+
+  const get = (url: string, headers: Record<string, string> = {}) =>
+    api.app.inject({ method: 'GET', url: `${base}${url}`, headers });
+
+  beforeAll(async () => {
+    await api.ready();
+    await api.seed.installation(inst);
+    await api.seed.devices(
+      inst.id,
+      [{ category: 'battery', record: device('battery', 1, inst.id, Date.now(), { soe: 50 }) }],
+      Date.now(),
+      api.config.ingest.onlineWindowSeconds,
+    );
+    await api.seed.liveKey(live, { app: 1, installations: [inst] });
+    await api.seed.liveKey(other, { app: 2, installations: [] });
+  });
+  afterAll(() => api.close());
+
+  it('accepts the key in Api-Key and in Authorization: Bearer (any case of the scheme)', async () => {
+    const variants: Array<Record<string, string>> = [
+      { 'api-key': live },
+      { authorization: `Bearer ${live}` },
+      { authorization: `bEaReR ${live}` },
+    ];
+    for (const headers of variants) {
+      const res = await get('/getInstallations', headers);
+      expect(res.statusCode, JSON.stringify(headers)).toBe(200);
+      expect(res.json().installations.map((i: { id: number }) => i.id)).toEqual([101]);
+    }
+  });
+
+  it('lets Bearer win over Api-Key, valid or not', async () => {
+    const badBearer = await get('/getInstallations', {
+      authorization: 'Bearer itk_short',
+      'api-key': live,
+    });
+    expect(badBearer.statusCode).toBe(401);
+    const goodBearer = await get('/getInstallations', {
+      authorization: `Bearer ${live}`,
+      'api-key': 'nonsense',
+    });
+    expect(goodBearer.statusCode).toBe(200);
+    const otherBearer = await get('/getInstallationDevices?installationId=101', {
+      authorization: `Bearer ${other}`,
+      'api-key': live,
+    });
+    expect(otherBearer.statusCode).toBe(404);
+  });
+
+  it('ignores a non-Bearer Authorization header', async () => {
+    const withApiKey = await get('/getInstallations', {
+      authorization: `Basic ${Buffer.from('a:b').toString('base64')}`,
+      'api-key': live,
+    });
+    expect(withApiKey.statusCode).toBe(200);
+    const alone = await get('/getInstallations', { authorization: `Token ${live}` });
+    expect(alone.statusCode).toBe(401);
+  });
+
+  it('answers the same 401 for missing, malformed, unknown, revoked and expired keys', async () => {
+    const expired = newApiKey();
+    await api.seed.liveKey(expired, { app: 3, expiresAtMs: Date.now() - 1, installations: [inst] });
+    const revoked = newApiKey();
+    await api.seed.liveKey(revoked, { app: 4, installations: [inst] });
+    await api.seed.dropKeyView(revoked);
+    const cases: Record<string, Record<string, string>> = {
+      missing: {},
+      empty: { 'api-key': '' },
+      bearerWithoutKey: { authorization: 'Bearer' },
+      tooShort: { 'api-key': `itk_${'a'.repeat(31)}` },
+      tooLong: { 'api-key': `itk_${'a'.repeat(65)}` },
+      badPrefix: { 'api-key': `itx_${'a'.repeat(40)}` },
+      badChar: { 'api-key': `itk_${'a'.repeat(39)}-` },
+      unknown: { 'api-key': newApiKey() },
+      revoked: { 'api-key': revoked },
+      expired: { 'api-key': expired },
+    };
+    for (const [name, headers] of Object.entries(cases)) {
+      for (const url of [
+        '/getInstallations',
+        '/getInstallationDevices?installationId=101',
+        '/getInstallationCurrentEnergyFlow?installationId=101',
+      ]) {
+        const res = await get(url, headers);
+        expect(res.statusCode, `${name} ${url}`).toBe(401);
+        expect(res.json(), `${name} ${url}`).toEqual(UNAUTHORIZED);
+        expect(res.body).not.toContain('itk_');
+      }
+    }
+  });
+
+  it('treats the expiry instant itself as expired', async () => {
+    const now = Date.now() + 60_000;
+    const key = newApiKey();
+    await api.seed.liveKey(key, { app: 5, expiresAtMs: now, installations: [inst] });
+    const clocked = testApi({ clock: () => now });
+    try {
+      await clocked.ready();
+      await clocked.seed.liveKey(key, { app: 5, expiresAtMs: now, installations: [inst] });
+      const res = await clocked.app.inject({
+        url: `${base}/getInstallations`,
+        headers: { 'api-key': key },
+      });
+      expect(res.statusCode).toBe(401);
+    } finally {
+      await clocked.close();
+    }
+    expect((await get('/getInstallations', { 'api-key': key })).statusCode).toBe(200);
+  });
+
+  it('checks auth before parameters', async () => {
+    for (const url of [
+      '/getInstallationDevices',
+      '/getInstallationDevices?installationId=abc',
+      '/getInstallationCurrentEnergyFlow?installationId=1.5',
+    ]) {
+      expect((await get(url)).statusCode, url).toBe(401);
+      expect((await get(url, { 'api-key': newApiKey() })).statusCode, url).toBe(401);
+    }
+  });
+
+  it('answers 404 DOESNT_EXIST without a grant (acl entry absent), as for a missing installation', async () => {
+    const noGrant = await get('/getInstallationDevices?installationId=101', { 'api-key': other });
+    const missing = await get('/getInstallationDevices?installationId=999999', { 'api-key': live });
+    for (const res of [noGrant, missing]) {
+      expect(res.statusCode).toBe(404);
+      expect(res.json()).toEqual({ valid: false, error: 'DOESNT_EXIST' });
+    }
+    const revokedGrant = newApiKey();
+    await api.seed.liveKey(revokedGrant, { app: 6, installations: [inst] });
+    await api.seed.dropAcl(revokedGrant, inst.id);
+    const flow = await get('/getInstallationCurrentEnergyFlow?installationId=101', {
+      'api-key': revokedGrant,
+    });
+    expect(flow.statusCode).toBe(404);
+    const list = await get('/getInstallations', { 'api-key': revokedGrant });
+    expect(list.json()).toEqual({ valid: true, installations: [] });
+  });
+
+  it('answers 404 once the installation is deleted even if an acl entry lingers', async () => {
+    const gone = installation(102);
+    await api.seed.installation(gone);
+    const key = newApiKey();
+    await api.seed.liveKey(key, { app: 7, installations: [gone] });
+    expect(
+      (await get('/getInstallationDevices?installationId=102', { 'api-key': key })).statusCode,
+    ).toBe(200);
+    await api.seed.deleteInstallation(102);
+    expect(
+      (await get('/getInstallationDevices?installationId=102', { 'api-key': key })).statusCode,
+    ).toBe(404);
+  });
+});

@@ -1,0 +1,70 @@
+import { Writable } from 'node:stream';
+import type { FastifyInstance } from 'fastify';
+import type { Redis } from 'ioredis';
+import { pino } from 'pino';
+import { buildApi } from '../../api/app.js';
+import { createApiRedis } from '../../api/redis-client.js';
+import { type Config, loadConfig } from '../../src/config.js';
+import { REDACTED_PATHS } from '../../src/logger.js';
+import { dropPrefix, redisUrl, testRedis, uniqueId } from '../support/stack.js';
+import { createSeeder, type Seeder } from './seed.js';
+
+export interface TestApi {
+  readonly app: FastifyInstance;
+  readonly redis: Redis;
+  readonly seed: Seeder;
+  readonly config: Config;
+  readonly prefix: string;
+  /** Every log line the app wrote, as text. */
+  readonly logLines: string[];
+  /** Resolves once the API's connection is up (it refuses commands until then). */
+  ready(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** The API on its own Redis prefix, logging at debug into memory so tests can read the lines. */
+export function testApi(
+  options: { env?: Record<string, string>; clock?: () => number; redisUrl?: string } = {},
+): TestApi {
+  const prefix = `${uniqueId('api')}:`;
+  const config = loadConfig({
+    REDIS_URL: options.redisUrl ?? redisUrl(),
+    REDIS_KEY_PREFIX: prefix,
+    LOG_LEVEL: 'debug',
+    ...options.env,
+  });
+  const logLines: string[] = [];
+  const sink = new Writable({
+    write(chunk, _enc, done) {
+      logLines.push(String(chunk));
+      done();
+    },
+  });
+  const logger = pino(
+    { level: 'debug', redact: { paths: REDACTED_PATHS, censor: '[redacted]' } },
+    sink,
+  );
+  const redis = createApiRedis(config.redis.url, config.api.redisCommandTimeoutMs);
+  // Errors surface through commands; an unreachable Redis must not crash the test process.
+  redis.on('error', () => undefined);
+  const app = buildApi({ config, logger, redis, clock: options.clock });
+  const seedRedis = testRedis();
+  return {
+    app,
+    redis,
+    seed: createSeeder(seedRedis, prefix),
+    config,
+    prefix,
+    logLines,
+    ready: () =>
+      redis.status === 'ready'
+        ? Promise.resolve()
+        : new Promise((resolve) => redis.once('ready', () => resolve())),
+    async close() {
+      await app.close();
+      redis.disconnect();
+      if (!options.redisUrl) await dropPrefix(seedRedis, prefix);
+      seedRedis.disconnect();
+    },
+  };
+}
