@@ -1,0 +1,73 @@
+import type { Logger } from 'pino';
+import { parseDateTime } from '../src/domain/date-time.js';
+import { parseInstallationsMessage } from '../src/domain/event-parse.js';
+import { expectedMessageKey } from '../src/domain/events.js';
+import type { AccessViewStore } from '../src/read-model/access-store.js';
+import type { InstallationStore } from '../src/read-model/installation-store.js';
+import type { Rejection } from './dead-letter.js';
+import type { KafkaBatch } from './kafka/client.js';
+import type { ConsumerMetrics } from './metrics.js';
+import type { BatchOutcome, Projector } from './runner.js';
+
+// installations.v1: upserts (last-writer-wins by occurredAt) and deletions (event or tombstone).
+// The access views of every installation the batch changed are refreshed once at its end:
+// keyViews embed the installation JSON and the company decides company-owned access.
+
+export function createInstallationsProjector(deps: {
+  topic: string;
+  store: InstallationStore;
+  access: AccessViewStore;
+  metrics: ConsumerMetrics;
+  logger: Logger;
+}): Projector {
+  const { topic, metrics } = deps;
+  return {
+    async project(batch: KafkaBatch): Promise<BatchOutcome> {
+      const rejections: Rejection[] = [];
+      const changed = new Set<number>();
+      let applied = 0;
+      let stale = 0;
+      let dropped = 0;
+      for (const message of batch.messages) {
+        const parsed = parseInstallationsMessage(message.value, message.key);
+        if (!parsed.ok) {
+          rejections.push({ message, reason: parsed.reason, detail: parsed.detail });
+          continue;
+        }
+        const { event } = parsed;
+        const key = message.key?.toString('utf8');
+        if (key !== expectedMessageKey(event)) {
+          // A compacted topic keyed wrongly would keep the wrong record: refuse it.
+          rejections.push({
+            message,
+            reason: 'invalid_key',
+            detail: `key must be ${expectedMessageKey(event)}`,
+          });
+          continue;
+        }
+        dropped += parsed.droppedKeys.length;
+        const occurredAtMs = event.occurredAt === null ? null : parseDateTime(event.occurredAt);
+        const result =
+          event.type === 'installation.upserted'
+            ? await deps.store.upsert(event.installation, event.companyId, occurredAtMs as number)
+            : await deps.store.remove(event.installationId, occurredAtMs);
+        if (result.applied) {
+          applied++;
+          changed.add(
+            event.type === 'installation.upserted' ? event.installation.id : event.installationId,
+          );
+        } else {
+          stale++;
+        }
+      }
+      const apps = new Set<number>();
+      for (const id of changed)
+        for (const app of await deps.access.applicationsGranted(id)) apps.add(app);
+      for (const app of apps) await deps.access.recomputeApplication(app);
+      metrics.applied.inc({ topic }, applied);
+      metrics.stale.inc({ topic }, stale);
+      metrics.droppedFields.inc({ topic }, dropped);
+      return { rejections };
+    },
+  };
+}

@@ -1,0 +1,50 @@
+import { Redis } from 'ioredis';
+import { loadConfig } from '../src/config.js';
+import { createLogger } from '../src/logger.js';
+import { startConsumers } from './app.js';
+import { startHealthServer } from './health-server.js';
+import { createKafkajsClient } from './kafka/kafkajs-client.js';
+
+// Composition root of the consumer process: `npx tsx consumers/main.ts`.
+
+const config = loadConfig();
+const logger = createLogger({ level: config.logLevel, name: 'consumers' });
+const redis = new Redis(config.redis.url, { maxRetriesPerRequest: 1, enableAutoPipelining: false });
+redis.on('error', (error) => logger.warn({ err: error }, 'redis connection error'));
+const kafka = createKafkajsClient({
+  brokers: config.kafka.brokers,
+  clientId: config.kafka.clientId,
+  logger,
+});
+
+const app = await startConsumers({ config, logger, kafka, redis });
+const health = await startHealthServer({
+  port: config.consumer.healthPort,
+  registry: app.metrics,
+  isReady: () => app.isReady(),
+  logger,
+});
+logger.info({ healthPort: health.port }, 'consumer process ready');
+
+let stopping = false;
+async function shutdown(signal: string): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  logger.info({ signal }, 'shutting down: finishing the batch in hand');
+  const force = setTimeout(() => {
+    logger.error('shutdown took longer than 30 s; exiting');
+    process.exit(1);
+  }, 30_000);
+  force.unref();
+  try {
+    await app.stop();
+    await health.close();
+    redis.disconnect();
+    process.exit(0);
+  } catch (error) {
+    logger.error({ err: error }, 'shutdown failed');
+    process.exit(1);
+  }
+}
+process.on('SIGTERM', () => void shutdown('SIGTERM'));
+process.on('SIGINT', () => void shutdown('SIGINT'));

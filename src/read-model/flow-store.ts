@@ -1,0 +1,101 @@
+import type { ChainableCommander, Redis } from 'ioredis';
+import type { DeviceCategory } from '../domain/device-fields.js';
+import type { DeviceRecord } from '../domain/device-record.js';
+import { computeEnergyFlow, type EnergyFlow, serializeEnergyFlow } from '../domain/energy-flow.js';
+import type { ReadModelKeys } from './keys.js';
+import { optimistic } from './optimistic.js';
+
+// The stored energy flow of each installation, and the schedule of flows that time alone will
+// invalidate (sorted set: member installationId, score validUntil).
+
+export type DevicesHash = ReadonlyMap<string, string>;
+
+export const flowScheduleKey = (keys: ReadModelKeys): string => keys.internal('flow-due');
+
+/** Computes an installation's flow from its devices hash (field `<category>:<id>` -> JSON). */
+export function flowOf(
+  devices: DevicesHash,
+  nowMs: number,
+  onlineWindowSeconds: number,
+): EnergyFlow {
+  const list = [...devices].map(([field, json]) => ({
+    category: field.slice(0, field.indexOf(':')) as DeviceCategory,
+    record: JSON.parse(json) as DeviceRecord,
+  }));
+  return computeEnergyFlow(list, nowMs, onlineWindowSeconds);
+}
+
+export function writeFlow(
+  multi: ChainableCommander,
+  keys: ReadModelKeys,
+  installationId: number,
+  flow: EnergyFlow,
+): void {
+  multi.hset(keys.flow(installationId), {
+    data: serializeEnergyFlow(flow.data),
+    validUntil: String(flow.validUntilMs),
+  });
+  if (flow.validUntilMs > 0) {
+    multi.zadd(flowScheduleKey(keys), flow.validUntilMs, String(installationId));
+  } else {
+    multi.zrem(flowScheduleKey(keys), String(installationId));
+  }
+}
+
+export function forgetFlow(multi: ChainableCommander, keys: ReadModelKeys, id: number): void {
+  multi.del(keys.flow(id));
+  multi.zrem(flowScheduleKey(keys), String(id));
+}
+
+export function toMap(hash: Record<string, string>): Map<string, string> {
+  return new Map(Object.entries(hash));
+}
+
+export interface FlowStore {
+  /** Installations whose flow validity ended before `nowMs`, oldest first. */
+  due(nowMs: number, limit: number): Promise<number[]>;
+  /**
+   * Recomputes one flow under WATCH of its devices and flow: a batch that changed either
+   * meanwhile wins and this computation is dropped. Returns false when it was dropped.
+   */
+  refresh(installationId: number, nowMs: number): Promise<boolean>;
+}
+
+export function createFlowStore(deps: {
+  conn: Redis;
+  keys: ReadModelKeys;
+  onlineWindowSeconds: number;
+}): FlowStore {
+  const { conn, keys } = deps;
+  return {
+    async due(nowMs, limit) {
+      const ids = await conn.zrangebyscore(
+        flowScheduleKey(keys),
+        '-inf',
+        `(${nowMs}`,
+        'LIMIT',
+        0,
+        limit,
+      );
+      return ids.map(Number);
+    },
+    async refresh(id, nowMs) {
+      try {
+        return await optimistic(conn, async (watcher) => {
+          await watcher.watch([keys.devices(id), keys.flow(id)]);
+          const [hash, stored] = await Promise.all([
+            conn.hgetall(keys.devices(id)),
+            conn.exists(keys.flow(id)),
+          ]);
+          // No stored flow: the installation was deleted meanwhile; do not bring the key back.
+          if (stored === 0) return { result: false, write: (multi) => forgetFlow(multi, keys, id) };
+          const flow = flowOf(toMap(hash), nowMs, deps.onlineWindowSeconds);
+          return { result: true, write: (multi) => writeFlow(multi, keys, id, flow) };
+        });
+      } catch (error) {
+        if ((error as { retriable?: boolean }).retriable) return false;
+        throw error;
+      }
+    },
+  };
+}

@@ -1,0 +1,12 @@
+--[[
+  Forgets a device's index entry if it still points at the given installation (a device that
+  moved elsewhere meanwhile keeps its entry).
+  KEYS[1] internal('dev', category, deviceId)   hash inst, first, last, removed
+  ARGV[1] installationId
+  Returns 1 when the entry was removed, 0 otherwise.
+]]
+if redis.call('HGET', KEYS[1], 'inst') == ARGV[1] then
+  redis.call('DEL', KEYS[1])
+  return 1
+end
+return 0

@@ -1,0 +1,19 @@
+--[[
+  Applies an installation upsert, last-writer-wins by occurredAt (equal: the later call wins).
+  KEYS[1] installation(id)       string, the Installation JSON
+  KEYS[2] installationMeta(id)   hash occurredAt, companyId
+  KEYS[3] internalOf(id, 'gone') string, occurredAt (ms) of the applied deletion event
+  ARGV[1] Installation JSON
+  ARGV[2] occurredAt, epoch ms
+  ARGV[3] companyId, '' when none
+  Returns 1 when applied, 0 when older than the applied upsert or deletion.
+]]
+local occurred = tonumber(ARGV[2])
+local applied = tonumber(redis.call('HGET', KEYS[2], 'occurredAt'))
+if applied and occurred < applied then return 0 end
+local deleted = tonumber(redis.call('GET', KEYS[3]))
+if deleted and occurred < deleted then return 0 end
+redis.call('SET', KEYS[1], ARGV[1])
+redis.call('HSET', KEYS[2], 'occurredAt', ARGV[2], 'companyId', ARGV[3])
+redis.call('DEL', KEYS[3])
+return 1

@@ -1,0 +1,285 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { waitFor } from '../support/stack.js';
+import { devicesOf, flowOf, type Harness, iso, startHarness } from './support/consumer-harness.js';
+
+// device-telemetry.v1 on real Kafka and Redis: partial updates, last-writer-wins, clean-ups,
+// dead-lettering, device moves and the energy flow.
+
+let h: Harness;
+let nextId = 1000;
+const newId = () => nextId++;
+const now = Date.now();
+
+const state = (
+  installationId: number,
+  category: string,
+  deviceId: number,
+  atMs: number,
+  s: object,
+) => ({
+  type: 'device.state',
+  installationId,
+  category,
+  deviceId,
+  observedAt: iso(atMs),
+  state: s,
+});
+
+/** Device identity is global: derive ids from the installation so tests never share a device. */
+const dev = (inst: number, n: number) => inst * 100 + n;
+
+const send = (installationId: number, event: unknown, key = String(installationId)) =>
+  h.send(h.config.topics.telemetry, key, event);
+
+async function metric(name: string, labels: Record<string, string> = {}): Promise<number> {
+  const m = await h.app.metrics.getSingleMetric(name)?.get();
+  return (m?.values ?? [])
+    .filter((v) => Object.entries(labels).every(([k, l]) => v.labels[k] === l))
+    .reduce((a, v) => a + v.value, 0);
+}
+
+const until = <T>(what: string, probe: () => Promise<T | undefined>) =>
+  waitFor(what, probe, 20_000);
+
+beforeAll(async () => {
+  h = await startHarness('tele');
+});
+afterAll(async () => {
+  await h?.stop();
+});
+
+describe('telemetry projection', () => {
+  it('creates a device, merges partial updates, cleans fields and computes the flow', async () => {
+    const inst = newId();
+    await send(
+      inst,
+      state(inst, 'inverter', dev(inst, 1), now - 10_000, {
+        manufacturer: '  SMA\u0000 ',
+        status: 4,
+        powerAc: 1500.4,
+        powerDcPvTotal: 2000,
+        vendorBlob: { raw: 1 },
+      }),
+    );
+    await send(
+      inst,
+      state(inst, 'inverter', dev(inst, 1), now - 5_000, { powerAc: 1200, status: 99 }),
+    );
+    await send(
+      inst,
+      state(inst, 'battery', dev(inst, 2), now - 5_000, { soe: 140, soh: 90, powerDc: -300 }),
+    );
+    await send(
+      inst,
+      state(inst, 'energyMeter', dev(inst, 3), now - 4_000, { options: 'x', powerAc: 500 }),
+    );
+
+    const devices = await until('four events applied', async () => {
+      const d = await devicesOf(h, inst);
+      return d[`energyMeter:${dev(inst, 3)}`] && d[`inverter:${dev(inst, 1)}`]?.powerAc === 1200
+        ? d
+        : undefined;
+    });
+    const inverter = devices[`inverter:${dev(inst, 1)}`] as Record<string, unknown>;
+    expect(inverter.manufacturer).toBe('SMA');
+    expect(inverter.status).toBeNull();
+    expect(inverter.powerDcPvTotal).toBe(2000);
+    expect(inverter.id).toBe(dev(inst, 1));
+    expect(inverter.installationId).toBe(inst);
+    expect(inverter).not.toHaveProperty('vendorBlob');
+    expect(inverter.firstSeenDate).toBe(`${iso(now - 10_000).slice(0, 19)}+00:00`);
+    expect(inverter.lastSeenDate).toBe(`${iso(now - 5_000).slice(0, 19)}+00:00`);
+    expect(devices[`battery:${dev(inst, 2)}`]?.soe).toBeNull();
+    expect(devices[`battery:${dev(inst, 2)}`]?.soh).toBe(90);
+    expect(devices[`battery:${dev(inst, 2)}`]?.minSoe).toBeNull();
+    expect(await metric('ingest_unknown_fields_dropped_total')).toBeGreaterThanOrEqual(1);
+    expect(
+      await metric('ingest_percent_out_of_range_total', { field: 'soe' }),
+    ).toBeGreaterThanOrEqual(1);
+
+    const flow = await until('the flow', () => flowOf(h, inst));
+    expect(flow.data).toMatchObject({
+      inverterPower: 1200,
+      solarPower: 2000,
+      batteryPower: -300,
+      batterySoe: null,
+      gridPower: -500,
+      housePower: 700,
+    });
+    expect(flow.validUntil).toBe(Math.floor((now - 5_000) / 1000) * 1000 + 300_000);
+  });
+});
+
+describe('telemetry ordering and delivery', () => {
+  it('ignores an older event after a newer one and counts it', async () => {
+    const inst = newId();
+    const staleBefore = await metric('ingest_events_stale_total');
+    await send(inst, state(inst, 'battery', dev(inst, 1), now - 1_000, { soe: 60 }));
+    await send(inst, state(inst, 'battery', dev(inst, 1), now - 9_000, { soe: 10, soh: 50 }));
+    await send(inst, state(inst, 'battery', dev(inst, 2), now - 1_000, { soe: 1 }));
+    const d = await until('both batteries', async () => {
+      const x = await devicesOf(h, inst);
+      return x[`battery:${dev(inst, 2)}`] ? x : undefined;
+    });
+    expect(d[`battery:${dev(inst, 1)}`]).toMatchObject({ soe: 60, soh: null });
+    // The late event still lowers firstSeenDate: the earliest ever seen.
+    expect(d[`battery:${dev(inst, 1)}`]?.firstSeenDate).toBe(
+      `${iso(now - 9_000).slice(0, 19)}+00:00`,
+    );
+    expect(await metric('ingest_events_stale_total')).toBeGreaterThanOrEqual(staleBefore + 1);
+  });
+
+  it('applies the later of two events with equal observedAt', async () => {
+    const inst = newId();
+    await send(inst, state(inst, 'battery', dev(inst, 1), now - 2_000, { soe: 11 }));
+    await send(inst, state(inst, 'battery', dev(inst, 1), now - 2_000, { soe: 22 }));
+    await send(inst, state(inst, 'battery', dev(inst, 2), now - 2_000, { soe: 1 }));
+    const d = await until('both events', async () => {
+      const x = await devicesOf(h, inst);
+      return x[`battery:${dev(inst, 2)}`] ? x : undefined;
+    });
+    expect(d[`battery:${dev(inst, 1)}`]?.soe).toBe(22);
+  });
+
+  it('gives the same state when the same events are delivered twice', async () => {
+    const inst = newId();
+    const events = [
+      state(inst, 'battery', dev(inst, 1), now - 3_000, { soe: 30, powerDc: 100 }),
+      state(inst, 'battery', dev(inst, 1), now - 2_000, { powerDc: 200 }),
+      state(inst, 'inverter', dev(inst, 5), now - 2_500, { powerAc: 900 }),
+      {
+        type: 'device.removed',
+        installationId: inst,
+        category: 'inverter',
+        deviceId: dev(inst, 5),
+        occurredAt: iso(now - 2_000),
+      },
+    ];
+    for (const e of events) await send(inst, e);
+    const first = await until('first delivery', async () => {
+      const x = await devicesOf(h, inst);
+      return x[`battery:${dev(inst, 1)}`]?.powerDc === 200 && !x[`inverter:${dev(inst, 5)}`]
+        ? x
+        : undefined;
+    });
+    const flowAfterFirst = await flowOf(h, inst);
+    for (const e of events) await send(inst, e);
+    await send(
+      inst,
+      state(inst, 'relay', dev(inst, 9), now - 1_000, {
+        relayCount: 1,
+        currentState: [true],
+        desiredState: [null],
+      }),
+    );
+    const second = await until('second delivery', async () => {
+      const x = await devicesOf(h, inst);
+      return x[`relay:${dev(inst, 9)}`] ? x : undefined;
+    });
+    delete second[`relay:${dev(inst, 9)}`];
+    expect(second).toEqual(first);
+    expect((await flowOf(h, inst))?.data).toMatchObject({
+      batteryPower: flowAfterFirst?.data?.batteryPower,
+      inverterPower: null,
+    });
+  });
+});
+
+describe('telemetry rejects', () => {
+  it('dead-letters poison messages with their headers and keeps the partition flowing', async () => {
+    const inst = newId();
+    const key = String(inst);
+    await send(inst, '{not json', key);
+    await send(inst, { type: 'device.state', installationId: inst, category: 'battery' }, key);
+    await send(inst, state(inst, 'relay', dev(inst, 1), now - 1_000, { relayCount: 2 }), key);
+    await send(inst, state(inst, 'battery', dev(inst, 1), now + 10 * 60_000, { soe: 5 }), key);
+    await send(inst, state(inst, 'battery', dev(inst, 2), now - 1_000, { soe: 50 }), key);
+    await until('the valid event after the poison', async () => {
+      const x = await devicesOf(h, inst);
+      return x[`battery:${dev(inst, 2)}`] ? x : undefined;
+    });
+    expect((await devicesOf(h, inst))[`battery:${dev(inst, 1)}`]).toBeUndefined();
+    const dead = await until('four dead letters', async () => {
+      const all = (await h.deadLetters()).filter((m) => m.key?.toString() === key);
+      return all.length >= 4 ? all : undefined;
+    });
+    const reasons = dead.map((m) => m.headers['x-reason']?.toString());
+    expect(reasons).toEqual([
+      'invalid_json',
+      'schema_violation',
+      'missing_required_fields',
+      'future_observed_at',
+    ]);
+    const first = dead[0];
+    expect(first?.value?.toString()).toBe('{not json');
+    expect(first?.headers['x-source-topic']?.toString()).toBe(h.config.topics.telemetry);
+    expect(first?.headers['x-source-partition']?.toString()).toMatch(/^\d+$/);
+    expect(first?.headers['x-source-offset']?.toString()).toMatch(/^\d+$/);
+    expect(first?.headers['x-detail']?.toString().length).toBeGreaterThan(0);
+    expect(dead[2]?.headers['x-detail']?.toString()).toContain('currentState');
+    expect(
+      await metric('ingest_messages_rejected_total', { reason: 'future_observed_at' }),
+    ).toBeGreaterThanOrEqual(1);
+  });
+});
+
+describe('device moves', () => {
+  it('moves a device to the installation of its latest event and recomputes both flows', async () => {
+    const a = newId();
+    const b = newId();
+    await send(a, state(a, 'battery', dev(a, 77), now - 5_000, { soe: 40, powerDc: 500 }));
+    await send(a, state(a, 'inverter', dev(a, 1), now - 5_000, { powerAc: 100 }));
+    await until(
+      'battery in A',
+      async () => (await flowOf(h, a))?.data?.batteryPower === 500 || undefined,
+    );
+    // Deliberately keyed by A: producers may key wrongly, B's partition may differ.
+    await send(b, state(b, 'battery', dev(a, 77), now - 1_000, { powerDc: 700 }), String(a));
+    const moved = await until('battery in B', async () => {
+      const x = await devicesOf(h, b);
+      return x[`battery:${dev(a, 77)}`] ? x : undefined;
+    });
+    expect(moved[`battery:${dev(a, 77)}`]).toMatchObject({
+      installationId: b,
+      soe: 40,
+      powerDc: 700,
+    });
+    expect((await devicesOf(h, a))[`battery:${dev(a, 77)}`]).toBeUndefined();
+    expect((await flowOf(h, a))?.data).toMatchObject({ batteryPower: null, inverterPower: 100 });
+    expect((await flowOf(h, b))?.data).toMatchObject({ batteryPower: 700, batterySoe: 40 });
+    expect(await metric('ingest_miskeyed_messages_total')).toBeGreaterThanOrEqual(1);
+    // An older event naming A does not pull it back.
+    await send(a, state(a, 'battery', dev(a, 77), now - 3_000, { powerDc: 1 }));
+    await send(a, state(a, 'battery', dev(a, 78), now - 1_000, { soe: 1 }));
+    await until(
+      'marker in A',
+      async () => (await devicesOf(h, a))[`battery:${dev(a, 78)}`] || undefined,
+    );
+    expect((await devicesOf(h, a))[`battery:${dev(a, 77)}`]).toBeUndefined();
+  });
+});
+
+describe('replay', () => {
+  it('rebuilds the same devices and flows when the topic is consumed again from the start', async () => {
+    await h.settled();
+    const replay = await startHarness('replay', { topics: h.config.topics });
+    try {
+      const installations = Array.from({ length: nextId - 1000 }, (_, i) => 1000 + i);
+      const snapshot = async (x: Harness) =>
+        Promise.all(
+          installations.map(async (id) => [
+            await x.redis.hgetall(x.keys.devices(id)),
+            (await x.redis.hgetall(x.keys.flow(id))).data ?? null,
+          ]),
+        );
+      const original = await snapshot(h);
+      const rebuilt = await until('the replayed state', async () => {
+        const now = await snapshot(replay);
+        return JSON.stringify(now) === JSON.stringify(original) ? now : undefined;
+      });
+      expect(rebuilt).toEqual(original);
+    } finally {
+      await replay.stop();
+    }
+  });
+});

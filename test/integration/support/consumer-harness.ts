@@ -1,0 +1,180 @@
+import { createHash } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import { type ConsumerApp, startConsumers } from '../../../consumers/app.js';
+import type { KafkaMessage, Producer } from '../../../consumers/kafka/client.js';
+import { type Config, loadConfig } from '../../../src/config.js';
+import { createKeys, type ReadModelKeys } from '../../../src/read-model/keys.js';
+import {
+  dropPrefix,
+  kafkaBrokers,
+  redisUrl,
+  testKafkaClient,
+  testLogger,
+  testRedis,
+  uniqueId,
+  waitFor,
+} from '../../support/stack.js';
+
+// One consumer app on its own topics, group and key prefix, plus a producer to feed it.
+
+export interface Harness {
+  readonly config: Config;
+  readonly keys: ReadModelKeys;
+  readonly redis: Redis;
+  readonly app: ConsumerApp;
+  send(topic: string, key: string | null, value: unknown): Promise<void>;
+  /** Waits until every message sent so far was applied, found stale or dead-lettered. */
+  settled(): Promise<void>;
+  /** Reads the dead-letter topic from the start. */
+  deadLetters(): Promise<KafkaMessage[]>;
+  stop(): Promise<void>;
+}
+
+export interface HarnessOptions {
+  readonly env?: Record<string, string>;
+  readonly clock?: () => number;
+  readonly redis?: Redis;
+  readonly redisUrl?: string;
+  /** Consume these topics (e.g. another harness's, to replay them) instead of new ones. */
+  readonly topics?: Config['topics'];
+}
+
+export async function startHarness(label: string, options: HarnessOptions = {}): Promise<Harness> {
+  const id = uniqueId(label);
+  const config = loadConfig({
+    KAFKA_BROKERS: kafkaBrokers().join(','),
+    REDIS_URL: options.redisUrl ?? redisUrl(),
+    REDIS_KEY_PREFIX: `${id}:`,
+    TOPIC_INSTALLATIONS: `${id}-installations`,
+    TOPIC_TELEMETRY: `${id}-telemetry`,
+    TOPIC_ACCESS: `${id}-access`,
+    TOPIC_DEADLETTER: `${id}-deadletter`,
+    CONSUMER_GROUP: `${id}-group`,
+    CONSUMER_FLOW_SWEEP_MS: '200',
+    CONSUMER_MAX_RETRY_DELAY_MS: '500',
+    ...(options.topics
+      ? {
+          TOPIC_INSTALLATIONS: options.topics.installations,
+          TOPIC_TELEMETRY: options.topics.telemetry,
+          TOPIC_ACCESS: options.topics.access,
+          TOPIC_DEADLETTER: options.topics.deadletter,
+        }
+      : {}),
+    ...options.env,
+  });
+  const keys = createKeys(config.redis.keyPrefix);
+  const redis = options.redis ?? testRedis();
+  const kafka = testKafkaClient();
+  const app = await startConsumers({
+    config,
+    logger: testLogger,
+    kafka,
+    redis,
+    ...(options.clock ? { clock: options.clock } : {}),
+  });
+  const producer: Producer = kafka.createProducer();
+  await producer.connect();
+  const collected: KafkaMessage[] = [];
+  const sent = new Map<string, number>();
+  const handled = async (topic: string) => {
+    let total = 0;
+    for (const name of [
+      'ingest_events_applied_total',
+      'ingest_events_stale_total',
+      'ingest_messages_rejected_total',
+    ]) {
+      const metric = await app.metrics.getSingleMetric(name)?.get();
+      for (const v of metric?.values ?? []) if (v.labels.topic === topic) total += v.value;
+    }
+    return total;
+  };
+  let dlqStarted = false;
+  const dlq = kafka.createConsumer({
+    groupId: `${id}-dlq-reader`,
+    topics: [config.topics.deadletter],
+    fromBeginning: true,
+  });
+
+  return {
+    config,
+    keys,
+    redis,
+    app,
+    async send(topic, key, value) {
+      const bytes =
+        value === null
+          ? null
+          : typeof value === 'string' || Buffer.isBuffer(value)
+            ? value
+            : JSON.stringify(value);
+      await producer.send(topic, [{ key, value: bytes as string | Buffer | null }]);
+      sent.set(topic, (sent.get(topic) ?? 0) + 1);
+    },
+    async settled() {
+      await waitFor(
+        'every sent message handled',
+        async () => {
+          for (const [topic, count] of sent) if ((await handled(topic)) < count) return undefined;
+          return true;
+        },
+        20_000,
+      );
+    },
+    async deadLetters() {
+      if (!dlqStarted) {
+        dlqStarted = true;
+        await dlq.start(async (batch) => {
+          collected.push(...batch.messages);
+        });
+      }
+      return collected;
+    },
+    async stop() {
+      await app.stop();
+      if (dlqStarted) await dlq.stop();
+      await producer.disconnect();
+      if (!options.redis) {
+        await dropPrefix(redis, config.redis.keyPrefix);
+        redis.disconnect();
+      }
+    },
+  };
+}
+
+export const iso = (ms: number): string => new Date(ms).toISOString();
+
+/** HGETALL as parsed JSON values. */
+export async function devicesOf(
+  h: Harness,
+  installationId: number,
+): Promise<Record<string, Record<string, unknown>>> {
+  const hash = await h.redis.hgetall(h.keys.devices(installationId));
+  return Object.fromEntries(Object.entries(hash).map(([f, v]) => [f, JSON.parse(v)]));
+}
+
+export async function flowOf(h: Harness, installationId: number) {
+  const hash = await h.redis.hgetall(h.keys.flow(installationId));
+  if (!hash.data) return undefined;
+  return {
+    data: JSON.parse(hash.data) as Record<string, unknown> | null,
+    validUntil: Number(hash.validUntil),
+  };
+}
+
+/** A valid Installation record. */
+export const installation = (id: number, name: string) => ({
+  id,
+  name,
+  type: 'private',
+  address: 'Main St 1',
+  postalCode: '1000',
+  city: 'Town',
+  country: 'DE',
+  timezone: 'Europe/Berlin',
+  latitude: 52.5,
+  longitude: 13.4,
+  altitude: null,
+  creationDate: '2024-01-02T03:04:05Z',
+});
+
+export const sha = (s: string): string => createHash('sha256').update(s).digest('hex');
