@@ -1,15 +1,21 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type BrowserContext, chromium } from 'playwright-core';
 
 // Debian's Chromium, headless, isolated profile, no background network traffic.
-export const CHROMIUM_PATH = '/usr/bin/chromium';
+export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 export async function launchChromium(): Promise<{
   browser: BrowserContext;
   close(): Promise<void>;
 }> {
+  if (!existsSync(CHROMIUM_PATH)) {
+    throw new Error(
+      `Chromium not found at ${CHROMIUM_PATH}: install Debian's package (apt-get install chromium) ` +
+        'or point CHROMIUM_PATH at a Chromium binary. .ci/run installs it.',
+    );
+  }
   const profile = mkdtempSync(join(tmpdir(), 'api-browser-'));
   // A temporary --user-data-dir: playwright takes it as the persistent context's directory.
   const browser = await chromium.launchPersistentContext(profile, {
