@@ -1,15 +1,12 @@
-import { DEAD_LETTER_HEADERS } from '../src/domain/dead-letter.js';
+import { DEAD_LETTER_HEADERS, type RejectReason } from '../src/domain/dead-letter.js';
 import type { KafkaMessage, Producer } from './kafka/client.js';
 
 // Rejected messages go to the dead-letter topic with their original key and bytes, and headers
 // naming where they came from and why.
 
-/** `x-reason` values: the domain's parse/apply reasons plus the consumer's own. */
-export type DeadLetterReason = string;
-
 export interface Rejection {
   readonly message: KafkaMessage;
-  readonly reason: DeadLetterReason;
+  readonly reason: RejectReason;
   readonly detail: string;
 }
 

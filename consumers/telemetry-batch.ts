@@ -1,4 +1,5 @@
 import { parseDateTime } from '../src/domain/date-time.js';
+import type { RejectReason } from '../src/domain/dead-letter.js';
 import {
   applyDeviceState,
   type DeviceMeta,
@@ -19,7 +20,7 @@ export type EventOutcome =
       readonly moved: boolean;
     }
   | { readonly kind: 'stale' }
-  | { readonly kind: 'rejected'; readonly reason: string; readonly detail: string };
+  | { readonly kind: 'rejected'; readonly reason: RejectReason; readonly detail: string };
 
 export interface TelemetryPlan {
   readonly outcomes: EventOutcome[];

@@ -14,9 +14,10 @@ export const REJECT_REASONS = [
   'invalid_json', // not UTF-8 JSON, or not a JSON object
   'unknown_event_type', // `type` missing or not an event of this topic
   'schema_violation', // a field missing, of the wrong type or out of range
-  'invalid_key', // a tombstone whose key names no fact
+  'invalid_key', // a message key that does not name the event's fact, or a tombstone naming none
   'unexpected_tombstone', // a tombstone on a topic where it means nothing
   'future_observed_at', // observedAt beyond the allowed clock skew
   'missing_required_fields', // a device's first event lacks its non-nullable fields
+  'processing_error', // projecting this one message failed; the rest of the batch goes on
 ] as const;
 export type RejectReason = (typeof REJECT_REASONS)[number];
