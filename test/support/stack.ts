@@ -14,6 +14,25 @@ export const testLogger = createLogger({
 /** A short random id: every test gets its own topics, consumer groups and Redis key prefix. */
 export const uniqueId = (label: string): string => `${label}-${randomBytes(4).toString('hex')}`;
 
+/**
+ * Environment for a process under test that shares the stack but nothing else: its own topics,
+ * consumer group and Redis key prefix, all derived from `id`.
+ */
+export function isolatedEnv(id: string): Record<string, string> {
+  return {
+    KAFKA_BROKERS: kafkaBrokers().join(','),
+    REDIS_URL: redisUrl(),
+    REDIS_KEY_PREFIX: `${id}:`,
+    TOPIC_INSTALLATIONS: `${id}-installations`,
+    TOPIC_TELEMETRY: `${id}-telemetry`,
+    TOPIC_ACCESS: `${id}-access`,
+    TOPIC_DEADLETTER: `${id}-deadletter`,
+    CONSUMER_GROUP: `${id}-group`,
+    CONSUMER_FLOW_SWEEP_MS: '200',
+    LOG_LEVEL: 'silent',
+  };
+}
+
 export function kafkaBrokers(): string[] {
   return inject('kafkaBrokers');
 }

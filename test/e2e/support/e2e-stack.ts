@@ -5,8 +5,7 @@ import type { Producer } from '../../../consumers/kafka/client.js';
 import { type Config, loadConfig } from '../../../src/config.js';
 import {
   dropPrefix,
-  kafkaBrokers,
-  redisUrl,
+  isolatedEnv,
   testKafkaClient,
   testLogger,
   testRedis,
@@ -29,18 +28,7 @@ export interface E2eStack {
 
 export async function startE2eStack(): Promise<E2eStack> {
   const id = uniqueId('e2e');
-  const config = loadConfig({
-    KAFKA_BROKERS: kafkaBrokers().join(','),
-    REDIS_URL: redisUrl(),
-    REDIS_KEY_PREFIX: `${id}:`,
-    TOPIC_INSTALLATIONS: `${id}-installations`,
-    TOPIC_TELEMETRY: `${id}-telemetry`,
-    TOPIC_ACCESS: `${id}-access`,
-    TOPIC_DEADLETTER: `${id}-deadletter`,
-    CONSUMER_GROUP: `${id}-group`,
-    CONSUMER_FLOW_SWEEP_MS: '200',
-    LOG_LEVEL: 'silent',
-  });
+  const config = loadConfig(isolatedEnv(id));
   const kafka = testKafkaClient();
   const consumerRedis = testRedis();
   const consumers: ConsumerApp = await startConsumers({

@@ -6,8 +6,7 @@ import { type Config, loadConfig } from '../../../src/config.js';
 import { createKeys, type ReadModelKeys } from '../../../src/read-model/keys.js';
 import {
   dropPrefix,
-  kafkaBrokers,
-  redisUrl,
+  isolatedEnv,
   testKafkaClient,
   testLogger,
   testRedis,
@@ -42,15 +41,8 @@ export interface HarnessOptions {
 export async function startHarness(label: string, options: HarnessOptions = {}): Promise<Harness> {
   const id = uniqueId(label);
   const config = loadConfig({
-    KAFKA_BROKERS: kafkaBrokers().join(','),
-    REDIS_URL: options.redisUrl ?? redisUrl(),
-    REDIS_KEY_PREFIX: `${id}:`,
-    TOPIC_INSTALLATIONS: `${id}-installations`,
-    TOPIC_TELEMETRY: `${id}-telemetry`,
-    TOPIC_ACCESS: `${id}-access`,
-    TOPIC_DEADLETTER: `${id}-deadletter`,
-    CONSUMER_GROUP: `${id}-group`,
-    CONSUMER_FLOW_SWEEP_MS: '200',
+    ...isolatedEnv(id),
+    ...(options.redisUrl ? { REDIS_URL: options.redisUrl } : {}),
     CONSUMER_MAX_RETRY_DELAY_MS: '500',
     ...(options.topics
       ? {
