@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { ReadModelKeys } from '../../src/read-model/keys.js';
-import { installationField } from '../../src/read-model/keys.js';
+import { parseInstallationField } from '../../src/read-model/keys.js';
 import { isViewLive } from './access-check.js';
 import { type ApiPipeline, apiPipeline, defineApiScripts } from './api-scripts.js';
 
@@ -38,8 +38,6 @@ function results(raw: ExecResult): unknown[] {
   });
 }
 
-const FIELD_PREFIX = installationField(0).slice(0, -1);
-
 export function createApiReader(redis: Redis, keys: ReadModelKeys): ApiReader {
   defineApiScripts(redis);
 
@@ -67,8 +65,8 @@ export function createApiReader(redis: Redis, keys: ReadModelKeys): ApiReader {
       if (!isViewLive(view.app ?? null, view.exp ?? null, nowMs)) return { kind: 'unauthorized' };
       const byId = new Map<number, string>();
       for (const [field, json] of Object.entries(view)) {
-        if (field.startsWith(FIELD_PREFIX))
-          byId.set(Number(field.slice(FIELD_PREFIX.length)), json);
+        const id = parseInstallationField(field);
+        if (id !== null) byId.set(id, json);
       }
       return { kind: 'ok', value: byId };
     },

@@ -1,5 +1,7 @@
 import type { DeviceCategory } from '../../src/domain/device-fields.js';
 import { CATEGORY_ARRAY_NAME, DEVICE_CATEGORIES } from '../../src/domain/device-fields.js';
+import { parseDeviceField } from '../../src/read-model/keys.js';
+import { fieldValuePairs } from '../../src/read-model/stored-flow.js';
 
 // Success bodies built from the stored JSON by concatenation: the bytes the consumer wrote are
 // the bytes the client reads, with no parse and re-serialize on the way.
@@ -12,19 +14,18 @@ export function installationsBody(byId: ReadonlyMap<number, string>): string {
 
 /** Groups the devices hash (flat field/value pairs) by category, each by ascending device id. */
 export function devicesBody(installationId: number, pairs: readonly string[]): string {
-  const groups = new Map<string, Array<[number, string]>>();
-  for (let i = 0; i + 1 < pairs.length; i += 2) {
-    const field = pairs[i] as string;
-    const sep = field.indexOf(':');
-    const category = field.slice(0, sep);
-    const list = groups.get(category) ?? [];
-    list.push([Number(field.slice(sep + 1)), pairs[i + 1] as string]);
-    groups.set(category, list);
+  const groups = new Map<DeviceCategory, Array<[number, string]>>();
+  for (const [field, json] of fieldValuePairs(pairs)) {
+    const parsed = parseDeviceField(field);
+    if (!parsed) continue;
+    const list = groups.get(parsed.category) ?? [];
+    list.push([parsed.deviceId, json]);
+    groups.set(parsed.category, list);
   }
   let body = `{"valid":true,"installationId":${installationId}`;
   for (const category of DEVICE_CATEGORIES) {
     const list = (groups.get(category) ?? []).sort((a, b) => a[0] - b[0]);
-    body += `,"${CATEGORY_ARRAY_NAME[category as DeviceCategory]}":[${list.map((d) => d[1]).join(',')}]`;
+    body += `,"${CATEGORY_ARRAY_NAME[category]}":[${list.map((d) => d[1]).join(',')}]`;
   }
   return `${body}}`;
 }

@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import { isKeyLive, mayAccess, type OwnerType } from '../domain/access-rule.js';
 import { accessFactKeys } from './access-facts.js';
-import { installationField, type ReadModelKeys } from './keys.js';
+import { installationField, parseInstallationField, type ReadModelKeys } from './keys.js';
 import { optimistic } from './optimistic.js';
 
 // The derived views of the access facts: acl(installation) and keyView(keyHash). They are
@@ -28,8 +28,6 @@ interface KeyFacts {
   readonly exp: string;
   readonly revoked: boolean;
 }
-
-const INSTALLATION_PREFIX = installationField(0).replace(/0$/, '');
 
 export function createAccessViewStore(deps: {
   conn: Redis;
@@ -159,7 +157,5 @@ function appFactsOf(hash: Record<string, string>): AppFacts | null {
 }
 
 function installationsOfView(fields: readonly string[]): number[] {
-  return fields
-    .filter((f) => f.startsWith(INSTALLATION_PREFIX))
-    .map((f) => Number(f.slice(INSTALLATION_PREFIX.length)));
+  return fields.map(parseInstallationField).filter((id): id is number => id !== null);
 }

@@ -1,9 +1,8 @@
 import type { ChainableCommander, Redis } from 'ioredis';
-import type { DeviceCategory } from '../domain/device-fields.js';
-import type { DeviceRecord } from '../domain/device-record.js';
-import { computeEnergyFlow, type EnergyFlow, serializeEnergyFlow } from '../domain/energy-flow.js';
+import { type EnergyFlow, serializeEnergyFlow } from '../domain/energy-flow.js';
 import type { ReadModelKeys } from './keys.js';
 import { optimistic } from './optimistic.js';
+import { flowFromStoredDevices } from './stored-flow.js';
 
 // The stored energy flow of each installation, and the schedule of flows that time alone will
 // invalidate (sorted set: member installationId, score validUntil).
@@ -18,11 +17,7 @@ export function flowOf(
   nowMs: number,
   onlineWindowSeconds: number,
 ): EnergyFlow {
-  const list = [...devices].map(([field, json]) => ({
-    category: field.slice(0, field.indexOf(':')) as DeviceCategory,
-    record: JSON.parse(json) as DeviceRecord,
-  }));
-  return computeEnergyFlow(list, nowMs, onlineWindowSeconds);
+  return flowFromStoredDevices(devices, nowMs, onlineWindowSeconds);
 }
 
 export function writeFlow(

@@ -2,6 +2,8 @@
 // `{i<id>}` and every key of one API key the tag `{k<sha256>}`, so a multi-key script stays
 // within one Redis Cluster slot.
 
+import { type DeviceCategory, isDeviceCategory } from '../domain/device-fields.js';
+
 export type InstallationId = number;
 
 export interface ReadModelKeys {
@@ -40,7 +42,27 @@ export function createKeys(prefix: string): ReadModelKeys {
   };
 }
 
-export const deviceField = (category: string, deviceId: number): string =>
+export const deviceField = (category: DeviceCategory, deviceId: number): string =>
   `${category}:${deviceId}`;
 
-export const installationField = (installationId: InstallationId): string => `i:${installationId}`;
+/** The inverse of deviceField; null for a field that names no known category. */
+export function parseDeviceField(
+  field: string,
+): { readonly category: DeviceCategory; readonly deviceId: number } | null {
+  const sep = field.indexOf(':');
+  const category = field.slice(0, sep);
+  if (sep < 0 || !isDeviceCategory(category)) return null;
+  return { category, deviceId: Number(field.slice(sep + 1)) };
+}
+
+const INSTALLATION_FIELD_PREFIX = 'i:';
+
+export const installationField = (installationId: InstallationId): string =>
+  `${INSTALLATION_FIELD_PREFIX}${installationId}`;
+
+/** The inverse of installationField; null for the key view's other fields (`app`, `exp`). */
+export function parseInstallationField(field: string): InstallationId | null {
+  return field.startsWith(INSTALLATION_FIELD_PREFIX)
+    ? Number(field.slice(INSTALLATION_FIELD_PREFIX.length))
+    : null;
+}
