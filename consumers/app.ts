@@ -89,7 +89,7 @@ export async function startConsumers(deps: ConsumerDeps): Promise<ConsumerApp> {
       createInstallationsProjector({
         topic: config.topics.installations,
         store: createInstallationStore({ conn: installationsConn, keys }),
-        access: createAccessViewStore({ conn: installationsConn, keys, clock }),
+        access: createAccessViewStore({ conn: installationsConn, keys }),
         metrics,
         logger,
       }),
@@ -100,7 +100,7 @@ export async function startConsumers(deps: ConsumerDeps): Promise<ConsumerApp> {
       createAccessProjector({
         topic: config.topics.access,
         facts: createAccessFactStore({ conn: accessConn, keys }),
-        views: createAccessViewStore({ conn: accessConn, keys, clock }),
+        views: createAccessViewStore({ conn: accessConn, keys }),
         metrics,
         logger,
       }),

@@ -46,11 +46,16 @@ export function createInstallationsProjector(deps: {
           continue;
         }
         dropped += parsed.droppedKeys.length;
-        const occurredAtMs = event.occurredAt === null ? null : parseDateTime(event.occurredAt);
+        // A tombstone has no occurredAt: its Kafka timestamp dates the deletion.
+        const tombstone = event.occurredAt === null;
+        const atMs =
+          event.occurredAt === null
+            ? message.timestampMs
+            : (parseDateTime(event.occurredAt) as number);
         const result =
           event.type === 'installation.upserted'
-            ? await deps.store.upsert(event.installation, event.companyId, occurredAtMs as number)
-            : await deps.store.remove(event.installationId, occurredAtMs);
+            ? await deps.store.upsert(event.installation, event.companyId, atMs)
+            : await deps.store.remove(event.installationId, atMs, tombstone);
         if (result.applied) {
           applied++;
           changed.add(

@@ -14,6 +14,8 @@ export interface ConsumerMetrics {
   readonly deviceMoves: Counter;
   readonly redisRetries: Counter<'topic'>;
   readonly flowRefreshes: Counter<'trigger'>;
+  readonly flowRefreshFailures: Counter;
+  readonly corruptInstallations: Counter<'topic'>;
   readonly batchDuration: Histogram<'topic'>;
   readonly lag: Gauge<'topic' | 'partition'>;
 }
@@ -74,6 +76,17 @@ export function createConsumerMetrics(): ConsumerMetrics {
       name: 'ingest_flow_refreshes_total',
       help: 'Energy flows recomputed because a counted device aged out of the online window',
       labelNames: ['trigger'],
+      registers,
+    }),
+    flowRefreshFailures: new Counter({
+      name: 'ingest_flow_refresh_failures_total',
+      help: 'Energy flows the ageing sweep could not recompute (postponed, not retried at once)',
+      registers,
+    }),
+    corruptInstallations: new Counter({
+      name: 'ingest_corrupt_installations_total',
+      help: 'Installations whose stored devices could not be read back; the events touching them were dead-lettered',
+      labelNames: ['topic'],
       registers,
     }),
     batchDuration: new Histogram({

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { BatchContext } from './kafka/client.js';
+import { isRetriable } from './retriable.js';
 
 export interface RetryPolicy {
   readonly initialDelayMs: number;
@@ -14,8 +15,9 @@ export class BatchAbandonedError extends Error {
 }
 
 /**
- * Runs `attempt` until it succeeds, backing off exponentially. Used around Redis writes: while
- * Redis is down nothing is committed and nothing is skipped, the partition simply waits.
+ * Runs `attempt` until it succeeds, backing off exponentially while its failures are retriable
+ * (Redis down, Kafka unavailable, contention): nothing is committed and nothing is skipped, the
+ * partition simply waits. A non-retriable failure is thrown at once, for the caller to isolate.
  */
 export async function retryUntilDone<T>(
   ctx: BatchContext,
@@ -28,6 +30,7 @@ export async function retryUntilDone<T>(
     try {
       return await attempt();
     } catch (error) {
+      if (!isRetriable(error)) throw error;
       if (ctx.isStale()) throw new BatchAbandonedError('partition revoked while retrying');
       deps.onRetry?.(error);
       deps.logger.warn({ err: error, tries, delayMs }, 'batch write failed; retrying');

@@ -1,8 +1,11 @@
 import { parseDateTime } from '../src/domain/date-time.js';
 import type { RejectReason } from '../src/domain/dead-letter.js';
+import type { DeviceCategory } from '../src/domain/device-fields.js';
 import {
   applyDeviceState,
   type DeviceMeta,
+  type DeviceRecord,
+  futureSkewRejection,
   parseStoredDevice,
   serializeDevice,
 } from '../src/domain/device-record.js';
@@ -30,6 +33,10 @@ export interface TelemetryPlan {
   readonly indexWrites: Map<string, DeviceIndexEntry>;
   /** Installations whose flow must be recomputed. */
   readonly dirty: Set<number>;
+  /** The records written, by their JSON, so the flow does not parse them again. */
+  readonly records: Map<string, DeviceRecord>;
+  /** installationId -> indexes (into the batch's events) of the events that wrote to it. */
+  readonly touchedBy: Map<number, Set<number>>;
 }
 
 export interface ApplyClock {
@@ -52,8 +59,15 @@ export function planTelemetryBatch(
     deviceWrites: new Map(),
     indexWrites: new Map(),
     dirty: new Set(),
+    records: new Map(),
+    touchedBy: new Map(),
   };
-  const setDevice = (inst: number, field: string, json: string | null) => {
+  let current = 0;
+  const setDevice = (inst: number, field: string, record: Written | null) => {
+    const json = record === null ? null : serializeDevice(record.category, record.record);
+    if (record !== null && json !== null) plan.records.set(json, record.record);
+    const touched = plan.touchedBy.get(inst) ?? new Set<number>();
+    plan.touchedBy.set(inst, touched.add(current));
     const hash = view.devices.get(inst) ?? new Map<string, string>();
     view.devices.set(inst, hash);
     if (json === null) hash.delete(field);
@@ -68,7 +82,8 @@ export function planTelemetryBatch(
     plan.indexWrites.set(field, entry);
   };
 
-  for (const event of events) {
+  for (const [i, event] of events.entries()) {
+    current = i;
     try {
       plan.outcomes.push(
         event.type === 'device.state'
@@ -86,7 +101,11 @@ export function planTelemetryBatch(
   return plan;
 }
 
-type SetDevice = (inst: number, field: string, json: string | null) => void;
+interface Written {
+  readonly category: DeviceCategory;
+  readonly record: DeviceRecord;
+}
+type SetDevice = (inst: number, field: string, record: Written | null) => void;
 type SetIndex = (field: string, entry: DeviceIndexEntry) => void;
 
 /** Where the device lives now: its index, or (without one) the event's installation. */
@@ -108,6 +127,7 @@ function applyState(
   const { entry, inst, json } = locate(view, field, event.installationId);
   const observedMs = parseDateTime(event.observedAt) ?? Number.NaN;
   if (entry?.removed != null && observedMs < entry.removed) return { kind: 'stale' };
+  if (deletedSince(view, event.installationId, observedMs)) return { kind: 'stale' };
   const current = json === undefined ? null : parseStoredDevice(event.category, json);
   const meta: DeviceMeta | undefined =
     current && entry?.first != null && entry.last != null
@@ -117,14 +137,14 @@ function applyState(
   if (result.kind === 'rejected') return result;
   if (result.kind === 'stale') {
     if (result.firstSeenLowered && inst !== null) {
-      setDevice(inst, field, serializeDevice(event.category, result.record));
+      setDevice(inst, field, { category: event.category, record: result.record });
       setIndex(field, { ...indexOf(entry, inst), first: result.meta.firstSeenMs });
     }
     return { kind: 'stale' };
   }
   const moved = inst !== null && inst !== event.installationId;
   if (moved) setDevice(inst, field, null);
-  setDevice(event.installationId, field, serializeDevice(event.category, result.record));
+  setDevice(event.installationId, field, { category: event.category, record: result.record });
   setIndex(field, {
     inst: event.installationId,
     first: result.meta.firstSeenMs,
@@ -132,6 +152,12 @@ function applyState(
     removed: entry?.removed ?? null,
   });
   return { kind: 'applied', nulledPercentFields: result.nulledPercentFields, moved };
+}
+
+/** The installation was deleted at or after `atMs`: the event predates the deletion. */
+function deletedSince(view: TelemetryView, installationId: number, atMs: number): boolean {
+  const deletedAt = view.deletedAt.get(installationId);
+  return deletedAt !== undefined && atMs <= deletedAt;
 }
 
 function indexOf(entry: DeviceIndexEntry | null, inst: number): DeviceIndexEntry {
@@ -146,14 +172,12 @@ function applyRemoval(
   setIndex: SetIndex,
 ): EventOutcome {
   const field = deviceFieldOf(event);
-  const occurredMs = parseDateTime(event.occurredAt) ?? Number.NaN;
-  if (occurredMs > clock.nowMs + clock.futureSkewSeconds * 1000) {
-    return {
-      kind: 'rejected',
-      reason: 'future_observed_at',
-      detail: `occurredAt ${event.occurredAt} is more than ${clock.futureSkewSeconds}s ahead`,
-    };
-  }
+  const occurredMs = parseDateTime(event.occurredAt);
+  if (occurredMs === null) throw new RangeError(`occurredAt not validated: ${event.occurredAt}`);
+  const skewed = futureSkewRejection('occurredAt', event.occurredAt, occurredMs, clock);
+  if (skewed) return skewed;
+  // The installation's deletion already removed the device.
+  if (deletedSince(view, event.installationId, occurredMs)) return { kind: 'stale' };
   const { entry, inst } = locate(view, field, event.installationId);
   if (entry?.last != null && occurredMs < entry.last) return { kind: 'stale' };
   if (entry?.removed != null && occurredMs < entry.removed) return { kind: 'stale' };

@@ -1,15 +1,22 @@
 import type { Logger } from 'pino';
 import { parseTelemetryMessage } from '../src/domain/event-parse.js';
 import type { TelemetryEvent } from '../src/domain/events.js';
-import type { DeviceStore } from '../src/read-model/device-store.js';
+import { CorruptStoredDataError, type DeviceStore } from '../src/read-model/device-store.js';
 import type { Rejection } from './dead-letter.js';
 import type { KafkaBatch, KafkaMessage } from './kafka/client.js';
 import type { ConsumerMetrics } from './metrics.js';
 import type { BatchOutcome, Projector } from './runner.js';
-import { deviceFieldOf, planTelemetryBatch } from './telemetry-batch.js';
+import {
+  deviceFieldOf,
+  type EventOutcome,
+  planTelemetryBatch,
+  type TelemetryPlan,
+} from './telemetry-batch.js';
 
 // device-telemetry.v1: parse, then apply the whole batch in one transaction, which also
-// recomputes the flow of every installation it touched once.
+// recomputes the flow of every installation it touched once. An installation whose stored
+// devices cannot be read back fails alone: the events that touched it are dead-lettered and the
+// rest of the batch is applied.
 
 export function createTelemetryProjector(deps: {
   topic: string;
@@ -23,7 +30,7 @@ export function createTelemetryProjector(deps: {
   return {
     async project(batch: KafkaBatch): Promise<BatchOutcome> {
       const rejections: Rejection[] = [];
-      const accepted: Array<{ message: KafkaMessage; event: TelemetryEvent }> = [];
+      const accepted: Accepted[] = [];
       let dropped = 0;
       let miskeyed = 0;
       for (const message of batch.messages) {
@@ -36,22 +43,44 @@ export function createTelemetryProjector(deps: {
         if (message.key?.toString('utf8') !== String(parsed.event.installationId)) miskeyed++;
         accepted.push({ message, event: parsed.event });
       }
-      const events = accepted.map((a) => a.event);
-      if (events.length === 0) return { rejections };
-      const plan = await deps.store.transact(
-        [...new Set(events.map(deviceFieldOf))],
-        [...new Set(events.map((e) => e.installationId))],
-        (view) =>
-          planTelemetryBatch(view, events, {
-            nowMs: deps.clock(),
-            futureSkewSeconds: deps.futureSkewSeconds,
-          }),
-        deps.clock,
-      );
+      let pending = accepted;
+      const outcomes = new Map<KafkaMessage, EventOutcome>();
+      while (pending.length > 0) {
+        const events = pending.map((a) => a.event);
+        let last: TelemetryPlan | null = null;
+        try {
+          const plan = await deps.store.transact(
+            [...new Set(events.map(deviceFieldOf))],
+            [...new Set(events.map((e) => e.installationId))],
+            (view) => {
+              last = planTelemetryBatch(view, events, {
+                nowMs: deps.clock(),
+                futureSkewSeconds: deps.futureSkewSeconds,
+              });
+              return last;
+            },
+            deps.clock,
+          );
+          for (const [i, o] of plan.outcomes.entries())
+            outcomes.set(pending[i]?.message as KafkaMessage, o);
+          break;
+        } catch (error) {
+          if (!(error instanceof CorruptStoredDataError) || last === null) throw error;
+          pending = dropCorrupt(pending, last, error, outcomes);
+          metrics.corruptInstallations.inc({ topic }, error.installations.size);
+          deps.logger.error(
+            {
+              topic,
+              partition: batch.partition,
+              installations: Object.fromEntries(error.installations),
+            },
+            'stored devices unreadable; dead-lettering the events that touch them',
+          );
+        }
+      }
       let applied = 0;
       let stale = 0;
-      plan.outcomes.forEach((outcome, i) => {
-        const message = accepted[i]?.message as KafkaMessage;
+      for (const [message, outcome] of outcomes) {
         if (outcome.kind === 'rejected') {
           rejections.push({ message, reason: outcome.reason, detail: outcome.detail });
         } else if (outcome.kind === 'stale') {
@@ -61,7 +90,7 @@ export function createTelemetryProjector(deps: {
           for (const field of outcome.nulledPercentFields) metrics.percentNulled.inc({ field });
           if (outcome.moved) metrics.deviceMoves.inc();
         }
-      });
+      }
       metrics.applied.inc({ topic }, applied);
       metrics.stale.inc({ topic }, stale);
       metrics.droppedFields.inc({ topic }, dropped);
@@ -76,4 +105,28 @@ export function createTelemetryProjector(deps: {
       return { rejections };
     },
   };
+}
+
+type Accepted = { readonly message: KafkaMessage; readonly event: TelemetryEvent };
+
+/** Records a processing_error for every event that wrote to a corrupt installation. */
+function dropCorrupt(
+  pending: readonly Accepted[],
+  plan: TelemetryPlan,
+  error: CorruptStoredDataError,
+  outcomes: Map<KafkaMessage, EventOutcome>,
+): Accepted[] {
+  const culprits = new Map<number, number>();
+  for (const inst of error.installations.keys())
+    for (const i of plan.touchedBy.get(inst) ?? []) culprits.set(i, inst);
+  return pending.filter((a, i) => {
+    const inst = culprits.get(i);
+    if (inst === undefined) return true;
+    outcomes.set(a.message, {
+      kind: 'rejected',
+      reason: 'processing_error',
+      detail: `stored devices of installation ${inst} are unreadable`,
+    });
+    return false;
+  });
 }

@@ -72,7 +72,7 @@ ensure_key() {
   log "issuing a demo API key: application 1, owner user 1, installations 1-20"
   # umask 077: the key file is readable by its owner only (mode 600), from its first byte.
   (umask 077 && cd "$ROOT" && "$TSX" consumers/tools/issue-key.ts \
-      --application 1 --owner user:1 --installations 1-20 >"$KEY_FILE.tmp") \
+      --application 1 --owner user:1 --installations 1-20 --upsert-application >"$KEY_FILE.tmp") \
     || { rm -f "$KEY_FILE.tmp"; die "issuing the demo key failed"; }
   grep -qE '^itk_[A-Za-z0-9]{40}$' "$KEY_FILE.tmp" || { rm -f "$KEY_FILE.tmp"; die "issue-key printed no key"; }
   chmod 600 "$KEY_FILE.tmp" && mv "$KEY_FILE.tmp" "$KEY_FILE"

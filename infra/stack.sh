@@ -119,10 +119,12 @@ redis_start() {
       die "redis-server not found: install it (Debian: sudo apt-get install redis-server)"
     fi
   fi
-  # noeviction: a read model must never lose keys to eviction. AOF keeps it across restarts.
+  # noeviction: a read model must never lose keys to eviction. AOF with fsync on every write:
+  # consumers commit Kafka offsets once Redis acknowledged, so the write must be on disk by then
+  # (Redis 7.0 has no WAITAOF; docs/operations.md, Delivery guarantees).
   redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --daemonize yes \
     --dir "$REDIS_DIR" --pidfile "$REDIS_DIR/redis.pid" --logfile "$REDIS_DIR/redis.log" \
-    --appendonly yes --appendfsync everysec --save "" --maxmemory-policy noeviction
+    --appendonly yes --appendfsync always --save "" --maxmemory-policy noeviction
   for _ in $(seq 1 100); do [ -f "$REDIS_DIR/redis.pid" ] && break; sleep 0.1; done
   wait_for_port "$REDIS_PORT" 20 "$REDIS_DIR/redis.pid" "$REDIS_DIR/redis.log"
   log "redis started on 127.0.0.1:$REDIS_PORT (data: $REDIS_DIR)"

@@ -11,9 +11,5 @@
   Returns nil when the key has no live grant or the installation does not exist (one answer
   for both, on purpose), else the devices hash as a flat array field, value, field, value...
 ]]
--- Both checks always run, so "missing" and "not yours" cost the same.
-local exp = tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or '-1')
-local exists = redis.call('EXISTS', KEYS[2]) == 1
-local granted = exp == 0 or (exp ~= nil and exp > tonumber(ARGV[2]))
-if not (granted and exists) then return nil end
+-- @include access-check
 return redis.call('HGETALL', KEYS[3])

@@ -14,11 +14,7 @@
   { data, validUntil, field, value, ... } with the devices hash so the caller recomputes.
   A missing flow hash reads as { "null", "0" }.
 ]]
--- Both checks always run, so "missing" and "not yours" cost the same.
-local exp = tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or '-1')
-local exists = redis.call('EXISTS', KEYS[2]) == 1
-local granted = exp == 0 or (exp ~= nil and exp > tonumber(ARGV[2]))
-if not (granted and exists) then return nil end
+-- @include access-check
 local flow = redis.call('HMGET', KEYS[3], 'data', 'validUntil')
 local data = flow[1] or 'null'
 local validUntil = flow[2] or '0'

@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import { execOrThrow } from '../../src/read-model/exec.js';
 import type { ReadModelKeys } from '../../src/read-model/keys.js';
 import { parseInstallationField } from '../../src/read-model/keys.js';
 import { isViewLive } from './access-check.js';
@@ -28,16 +29,6 @@ export interface ApiReader {
   flow(keyHash: string, id: number, nowMs: number): Promise<Access<StoredFlow>>;
 }
 
-type ExecResult = Array<[Error | null, unknown]> | null;
-
-function results(raw: ExecResult): unknown[] {
-  if (!raw) throw new Error('pipeline was discarded');
-  return raw.map(([error, value]) => {
-    if (error) throw error;
-    return value;
-  });
-}
-
 export function createApiReader(redis: Redis, keys: ReadModelKeys): ApiReader {
   defineApiScripts(redis);
 
@@ -49,7 +40,7 @@ export function createApiReader(redis: Redis, keys: ReadModelKeys): ApiReader {
     const pipeline = apiPipeline(redis);
     pipeline.hmget(keys.keyView(keyHash), 'app', 'exp');
     add(pipeline);
-    const [view, payload] = results(await pipeline.exec());
+    const [view, payload] = await execOrThrow(pipeline);
     const [app, exp] = view as [string | null, string | null];
     return { live: isViewLive(app, exp, nowMs), payload };
   }

@@ -1,14 +1,13 @@
-import { readFileSync } from 'node:fs';
 import type { ChainableCommander, Redis } from 'ioredis';
+import { defineScripts, loadScript } from '../../src/read-model/lua-scripts.js';
 
 // The API's Lua scripts, registered once per connection with defineCommand (ioredis sends
 // EVAL on first use per socket, EVALSHA afterwards: one round trip either way).
 
-const lua = (file: string) => readFileSync(new URL(`../lua/${file}`, import.meta.url), 'utf8');
-
+const dir = new URL('../lua/', import.meta.url);
 const SCRIPTS = {
-  apiReadDevices: { numberOfKeys: 3, lua: lua('read-devices-3.lua'), readOnly: true },
-  apiReadFlow: { numberOfKeys: 4, lua: lua('read-flow-4.lua'), readOnly: true },
+  apiReadDevices: loadScript(dir, 'read-devices-3.lua', { readOnly: true }),
+  apiReadFlow: loadScript(dir, 'read-flow-4.lua', { readOnly: true }),
 } as const;
 
 type Args = [...keys: string[], keyHash: string, nowMs: number];
@@ -20,9 +19,7 @@ export interface ApiPipeline extends ChainableCommander {
 }
 
 export function defineApiScripts(redis: Redis): void {
-  for (const [name, definition] of Object.entries(SCRIPTS)) {
-    if (!(name in redis)) redis.defineCommand(name, definition);
-  }
+  defineScripts(redis, SCRIPTS);
 }
 
 export function apiPipeline(redis: Redis): ApiPipeline {

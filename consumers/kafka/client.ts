@@ -47,6 +47,7 @@ export interface OutgoingMessage {
 
 export interface Producer {
   connect(): Promise<void>;
+  /** Sends in order, split into requests of at most about 512 KiB (one larger message alone). */
   send(topic: string, messages: readonly OutgoingMessage[]): Promise<void>;
   disconnect(): Promise<void>;
 }
@@ -55,6 +56,8 @@ export interface TopicSpec {
   readonly topic: string;
   readonly numPartitions: number;
   readonly cleanupPolicy: 'compact' | 'delete';
+  /** Further topic configs, e.g. `{ 'max.message.bytes': '2097152' }`. */
+  readonly config?: Readonly<Record<string, string>>;
 }
 
 export interface Admin {

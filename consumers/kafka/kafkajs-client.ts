@@ -7,6 +7,7 @@ import type {
   ConsumerOptions,
   KafkaClient,
   KafkaMessage,
+  OutgoingMessage,
   Producer,
 } from './client.js';
 
@@ -42,7 +43,10 @@ export function createKafkajsClient(options: KafkajsClientOptions): KafkaClient 
             topics: missing.map((s) => ({
               topic: s.topic,
               numPartitions: s.numPartitions,
-              configEntries: [{ name: 'cleanup.policy', value: s.cleanupPolicy }],
+              configEntries: [
+                { name: 'cleanup.policy', value: s.cleanupPolicy },
+                ...Object.entries(s.config ?? {}).map(([name, value]) => ({ name, value })),
+              ],
             })),
           });
         },
@@ -110,18 +114,53 @@ function createProducer(kafka: Kafka): Producer {
   return {
     connect: () => producer.connect(),
     async send(topic, messages) {
-      await producer.send({
-        topic,
-        acks: -1,
-        messages: messages.map((m) => ({
-          key: m.key,
-          value: m.value,
-          ...(m.headers ? { headers: { ...m.headers } } : {}),
-        })),
-      });
+      // One request per chunk, awaited in turn: order is kept and no request nears the broker's
+      // 1 MiB default limit however many messages the caller hands over.
+      for (const chunk of requestChunks(messages)) {
+        await producer.send({
+          topic,
+          acks: -1,
+          messages: chunk.map((m) => ({
+            key: m.key,
+            value: m.value,
+            ...(m.headers ? { headers: { ...m.headers } } : {}),
+          })),
+        });
+      }
     },
     disconnect: () => producer.disconnect(),
   };
+}
+
+export const MAX_REQUEST_BYTES = 512 * 1024;
+
+const byteLength = (v: Buffer | string | null) =>
+  v === null ? 0 : typeof v === 'string' ? Buffer.byteLength(v) : v.length;
+
+function messageBytes(m: OutgoingMessage): number {
+  let total = byteLength(m.key) + byteLength(m.value);
+  for (const [name, value] of Object.entries(m.headers ?? {}))
+    total += Buffer.byteLength(name) + Buffer.byteLength(value);
+  return total;
+}
+
+/** Consecutive runs of messages of at most MAX_REQUEST_BYTES; a larger message goes alone. */
+export function requestChunks(messages: readonly OutgoingMessage[]): OutgoingMessage[][] {
+  const chunks: OutgoingMessage[][] = [];
+  let current: OutgoingMessage[] = [];
+  let size = 0;
+  for (const m of messages) {
+    const bytes = messageBytes(m);
+    if (current.length > 0 && size + bytes > MAX_REQUEST_BYTES) {
+      chunks.push(current);
+      current = [];
+      size = 0;
+    }
+    current.push(m);
+    size += bytes;
+  }
+  if (current.length > 0) chunks.push(current);
+  return chunks;
 }
 
 function toBufferHeaders(

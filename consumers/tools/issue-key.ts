@@ -10,15 +10,18 @@ import {
 import { issueKey } from './access/api-key.js';
 import { createCliLogger, parseCli, runCli } from './cli.js';
 
-// Issues an API key: publishes the application, the key's SHA-256 hash, the grants and (user
-// owner) the memberships to the access topic, then prints the key once on stdout. The key
-// itself is never published, stored or logged.
+// Issues an API key: publishes the key's SHA-256 hash, the grants, (user owner) the memberships
+// and, with --upsert-application, the application to the access topic, then prints the key once
+// on stdout. The key itself is never published, stored or logged.
 
 const USAGE = `usage: npx tsx consumers/tools/issue-key.ts --application ID --owner user:ID|company:ID
-         --installations 1,2,3|1-50 [--expires-in-days D] [--json]
+         --installations 1,2,3|1-50 [--upsert-application] [--expires-in-days D] [--json]
 
-  --application ID        application to create or update (enabled)
-  --owner user:5          owner; a user owner also gets a membership of each installation
+  --application ID        application the key belongs to
+  --owner user:5          its owner; a user owner also gets a membership of each installation
+  --upsert-application    also publish the application with this owner, enabled (creates it;
+                          re-enables it if it was disabled); without it the application must
+                          exist already
   --installations LIST    installations to grant, e.g. 1,2,3 or 1-50 or 1-5,9
   --expires-in-days D     key expiry (default: never)
   --json                  print {"applicationId","keyId","apiKey","expiresAt","installations"}
@@ -32,6 +35,7 @@ const argsSchema = z.object({
   owner: ownerSchema,
   installations: installationListSchema,
   'expires-in-days': z.coerce.number().positive().max(36_500).optional(),
+  'upsert-application': z.boolean().default(false),
   json: z.boolean().default(false),
 });
 
@@ -43,6 +47,7 @@ runCli(USAGE, async () => {
       owner: { type: 'string' },
       installations: { type: 'string' },
       'expires-in-days': { type: 'string' },
+      'upsert-application': { type: 'boolean' },
       json: { type: 'boolean' },
     },
     argsSchema,
@@ -61,6 +66,7 @@ runCli(USAGE, async () => {
     keyHash,
     expiresAtMs,
     nowMs,
+    upsertApplication: args['upsert-application'],
   });
 
   const producer = createKafkajsClient({

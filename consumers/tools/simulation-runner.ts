@@ -26,7 +26,6 @@ export interface SimulatorResult extends ProgressSample {
 }
 
 const TICK_MS = 100;
-const INSTALLATION_CHUNK = 500;
 
 export async function runSimulator(
   deps: SimulatorDeps,
@@ -39,12 +38,8 @@ export async function runSimulator(
     options.durationSeconds === null ? Infinity : startMs + options.durationSeconds * 1000;
 
   const installations = sim.installationEvents(startMs).map((e) => message(e.installation.id, e));
-  for (let i = 0; i < installations.length; i += INSTALLATION_CHUNK) {
-    await deps.producer.send(
-      deps.topics.installations,
-      installations.slice(i, i + INSTALLATION_CHUNK),
-    );
-  }
+  // The producer splits large sends into bounded requests itself.
+  await deps.producer.send(deps.topics.installations, installations);
 
   // A second's worth at most per tick: after a stall the run catches up gradually, not in a burst.
   const burst = Math.max(1, Math.ceil(options.eventsPerSecond));

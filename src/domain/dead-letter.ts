@@ -19,5 +19,6 @@ export const REJECT_REASONS = [
   'future_observed_at', // observedAt beyond the allowed clock skew
   'missing_required_fields', // a device's first event lacks its non-nullable fields
   'processing_error', // projecting this one message failed; the rest of the batch goes on
+  'too_large', // too large to forward with its headers: sent with headers only, no value
 ] as const;
 export type RejectReason = (typeof REJECT_REASONS)[number];

@@ -35,9 +35,6 @@ export type ApplyResult =
       readonly kind: 'applied';
       readonly record: DeviceRecord;
       readonly meta: DeviceMeta;
-      readonly created: boolean;
-      /** The installation the device belonged to before, when this event moved it. */
-      readonly movedFrom: number | null;
       /** Percent fields sent outside 0-100, stored as null. */
       readonly nulledPercentFields: readonly string[];
     }
@@ -98,13 +95,8 @@ export function applyDeviceState(
   if (observedMs === null) {
     throw new RangeError(`observedAt not validated: ${event.observedAt}`);
   }
-  if (observedMs > opts.nowMs + opts.futureSkewSeconds * 1000) {
-    return {
-      kind: 'rejected',
-      reason: 'future_observed_at',
-      detail: `observedAt ${event.observedAt} is more than ${opts.futureSkewSeconds}s ahead`,
-    };
-  }
+  const skewed = futureSkewRejection('observedAt', event.observedAt, observedMs, opts);
+  if (skewed) return skewed;
   const { category, state } = event;
   const meta = current ? (currentMeta ?? metaFromRecord(current)) : null;
 
@@ -145,17 +137,33 @@ export function applyDeviceState(
   next.installationId = event.installationId;
   next.firstSeenDate = formatDateTime(firstSeenMs);
   next.lastSeenDate = formatDateTime(observedMs);
-  const previousInstallation = current?.installationId;
   return {
     kind: 'applied',
     record: next,
     meta: { firstSeenMs, lastSeenMs: observedMs },
-    created: current === null,
-    movedFrom:
-      typeof previousInstallation === 'number' && previousInstallation !== event.installationId
-        ? previousInstallation
-        : null,
     nulledPercentFields: nulled,
+  };
+}
+
+/**
+ * The one clock-skew rule of events.md for observedAt and occurredAt: more than
+ * `futureSkewSeconds` ahead of the consumer's clock is rejected. Null when within bounds.
+ */
+export function futureSkewRejection(
+  name: 'observedAt' | 'occurredAt',
+  text: string,
+  atMs: number,
+  opts: ApplyOptions,
+): {
+  readonly kind: 'rejected';
+  readonly reason: 'future_observed_at';
+  readonly detail: string;
+} | null {
+  if (atMs <= opts.nowMs + opts.futureSkewSeconds * 1000) return null;
+  return {
+    kind: 'rejected',
+    reason: 'future_observed_at',
+    detail: `${name} ${text} is more than ${opts.futureSkewSeconds}s ahead`,
   };
 }
 

@@ -86,8 +86,8 @@ export function computeEnergyFlow(
   let latest = Number.NEGATIVE_INFINITY;
   let earliest = Number.POSITIVE_INFINITY;
   for (const { category, record } of devices) {
-    const last = lastSeenMsOf(record);
-    if (last === null || nowMs - last > onlineWindowSeconds * 1000) continue;
+    if (!isOnline(record, nowMs, onlineWindowSeconds)) continue;
+    const last = lastSeenMsOf(record) as number;
     latest = Math.max(latest, last);
     earliest = Math.min(earliest, last);
     const list = byCategory.get(category) ?? [];

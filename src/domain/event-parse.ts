@@ -47,8 +47,9 @@ function readObject(value: string | Uint8Array): Record<string, unknown> | Parse
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
-  } catch (err) {
-    return reject('invalid_json', (err as Error).message);
+  } catch {
+    // Never the parser's message: it quotes the input, which may hold a secret.
+    return reject('invalid_json', `value is not valid JSON (${Buffer.byteLength(text)} bytes)`);
   }
   if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
     return reject('invalid_json', 'value is not a JSON object');

@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import { parseDateTime } from '../domain/date-time.js';
 import type { AccessEvent } from '../domain/events.js';
 import { accessFactKeys } from './access-facts.js';
+import { execOrThrow } from './exec.js';
 import type { ReadModelKeys } from './keys.js';
 
 // Stores one access fact as it arrived (in log order, which the fact-identity message key
@@ -20,11 +21,6 @@ export interface AccessFactStore {
 export function createAccessFactStore(deps: { conn: Redis; keys: ReadModelKeys }): AccessFactStore {
   const { conn } = deps;
   const k = accessFactKeys(deps.keys);
-  const exec = async (multi: ReturnType<Redis['multi']>) => {
-    const replies = (await multi.exec()) ?? [];
-    const failed = replies.find(([error]) => error);
-    if (failed?.[0]) throw failed[0];
-  };
   const only = (appId: number): FactEffect => ({ applications: [appId], retiredHashes: [] });
 
   return {
@@ -47,7 +43,7 @@ export function createAccessFactStore(deps: { conn: Redis; keys: ReadModelKeys }
             deleted: '0',
           });
           multi.sadd(k.ownerApps(event.owner.type, event.owner.id), event.applicationId);
-          await exec(multi);
+          await execOrThrow(multi);
           return only(event.applicationId);
         }
         case 'application.deleted':
@@ -69,7 +65,7 @@ export function createAccessFactStore(deps: { conn: Redis; keys: ReadModelKeys }
             revoked: '0',
           });
           multi.sadd(k.appKeys(event.applicationId), event.keyId);
-          await exec(multi);
+          await execOrThrow(multi);
           const retiredHashes = old[1] && old[1] !== event.keyHash ? [old[1]] : [];
           return { applications, retiredHashes };
         }
@@ -77,8 +73,7 @@ export function createAccessFactStore(deps: { conn: Redis; keys: ReadModelKeys }
           const multi = conn.multi();
           multi.hset(k.key(event.keyId), 'revoked', '1');
           multi.hget(k.key(event.keyId), 'app');
-          const replies = (await multi.exec()) ?? [];
-          const app = replies[1]?.[1];
+          const [, app] = await execOrThrow(multi);
           return { applications: typeof app === 'string' ? [Number(app)] : [], retiredHashes: [] };
         }
         case 'grant.added':
@@ -91,7 +86,7 @@ export function createAccessFactStore(deps: { conn: Redis; keys: ReadModelKeys }
             multi.srem(k.appGrants(event.applicationId), event.installationId);
             multi.srem(k.installationGrants(event.installationId), event.applicationId);
           }
-          await exec(multi);
+          await execOrThrow(multi);
           return only(event.applicationId);
         }
         case 'membership.added':
@@ -103,9 +98,8 @@ export function createAccessFactStore(deps: { conn: Redis; keys: ReadModelKeys }
             multi.srem(k.userInstallations(event.userId), event.installationId);
           }
           multi.smembers(k.ownerApps('user', event.userId));
-          const replies = (await multi.exec()) ?? [];
-          const apps = (replies[1]?.[1] as string[] | undefined) ?? [];
-          return { applications: apps.map(Number), retiredHashes: [] };
+          const [, apps] = await execOrThrow(multi);
+          return { applications: (apps as string[]).map(Number), retiredHashes: [] };
         }
       }
     },

@@ -29,11 +29,7 @@ interface KeyFacts {
   readonly revoked: boolean;
 }
 
-export function createAccessViewStore(deps: {
-  conn: Redis;
-  keys: ReadModelKeys;
-  clock: () => number;
-}): AccessViewStore {
+export function createAccessViewStore(deps: { conn: Redis; keys: ReadModelKeys }): AccessViewStore {
   const { conn, keys } = deps;
   const facts = accessFactKeys(keys);
 
@@ -99,8 +95,9 @@ export function createAccessViewStore(deps: {
               (k) =>
                 k.app === appId &&
                 app !== null &&
-                // Expiry is the API's to check against its clock; the view carries `exp`.
-                isKeyLive({ revoked: k.revoked, expiresAtMs: null }, app, deps.clock()),
+                // Expiry is the API's to check against its clock (the view carries `exp`), so
+                // liveness here ignores time: with no expiry given, `now` plays no part.
+                isKeyLive({ revoked: k.revoked, expiresAtMs: null }, app, 0),
             )
             .map((k) => [k.hash, k]),
         );

@@ -1,7 +1,9 @@
 import type { Redis } from 'ioredis';
+import type { DeviceRecord } from '../domain/device-record.js';
 import type { EnergyFlow } from '../domain/energy-flow.js';
+import { execOrThrow } from './exec.js';
 import { flowOf, toMap, writeFlow } from './flow-store.js';
-import type { ReadModelKeys } from './keys.js';
+import { deletionMarkerKey, type ReadModelKeys } from './keys.js';
 import { optimistic } from './optimistic.js';
 
 // Devices hashes and the device index (internal `dev:<category>:<deviceId>` -> inst, first,
@@ -23,12 +25,27 @@ export interface TelemetryView {
   readonly index: Map<string, DeviceIndexEntry>;
   /** installationId -> devices hash (field -> record JSON). */
   readonly devices: Map<number, Map<string, string>>;
+  /** installationId -> when it was deleted (epoch ms), for deleted installations only. */
+  readonly deletedAt: ReadonlyMap<number, number>;
 }
 
 export interface TelemetryWrites {
   readonly deviceWrites: ReadonlyMap<number, ReadonlyMap<string, string | null>>;
   readonly indexWrites: ReadonlyMap<string, DeviceIndexEntry>;
   readonly dirty: ReadonlySet<number>;
+  /** Records the plan already holds as objects, by their JSON: the flow reuses them. */
+  readonly records: ReadonlyMap<string, DeviceRecord>;
+}
+
+/**
+ * A stored device record of these installations could not be read back, so their flows cannot be
+ * computed: nothing was written. Not retriable; the caller drops the events that touched them.
+ */
+export class CorruptStoredDataError extends Error {
+  readonly retriable = false;
+  constructor(readonly installations: ReadonlyMap<number, string>) {
+    super(`stored devices unreadable in installation(s) ${[...installations.keys()].join(', ')}`);
+  }
 }
 
 export interface DeviceStore {
@@ -57,6 +74,7 @@ export function createDeviceStore(deps: {
   onlineWindowSeconds: number;
 }): DeviceStore {
   const { conn, keys } = deps;
+  const gone = (id: number) => deletionMarkerKey(keys, id);
   return {
     transact(fields, installations, plan, nowMs) {
       return optimistic(conn, async (watcher) => {
@@ -77,18 +95,34 @@ export function createDeviceStore(deps: {
           if (entry.inst !== null) insts.add(entry.inst);
         });
         const instList = [...insts];
-        await watcher.watch(instList.map((id) => keys.devices(id)));
-        const hashes = await hgetallMany(
-          conn,
-          instList.map((id) => keys.devices(id)),
-        );
+        // The deletion marker shares the devices hash's slot: a deletion racing this batch
+        // aborts the EXEC and the replan sees it.
+        await watcher.watch(instList.flatMap((id) => [keys.devices(id), gone(id)]));
+        const [hashes, markers] = await Promise.all([
+          hgetallMany(
+            conn,
+            instList.map((id) => keys.devices(id)),
+          ),
+          getMany(conn, instList.map(gone)),
+        ]);
         const devices = new Map(instList.map((id, i) => [id, toMap(hashes[i] ?? {})]));
-        const result = plan({ index, devices });
+        const deletedAt = new Map<number, number>();
+        markers.forEach((m, i) => {
+          if (m !== null) deletedAt.set(instList[i] as number, Number(m));
+        });
+        const result = plan({ index, devices, deletedAt });
         const now = nowMs();
         const flows = new Map<number, EnergyFlow>();
+        const corrupt = new Map<number, string>();
         for (const id of result.dirty) {
-          flows.set(id, flowOf(devices.get(id) ?? new Map(), now, deps.onlineWindowSeconds));
+          try {
+            const hash = devices.get(id) ?? new Map();
+            flows.set(id, flowOf(hash, now, deps.onlineWindowSeconds, result.records));
+          } catch (error) {
+            corrupt.set(id, (error as Error).message);
+          }
         }
+        if (corrupt.size > 0) throw new CorruptStoredDataError(corrupt);
         return {
           result,
           write: (multi) => {
@@ -122,9 +156,13 @@ async function hgetallMany(
   if (keys.length === 0) return [];
   const pipeline = conn.pipeline();
   for (const key of keys) pipeline.hgetall(key);
-  const replies = (await pipeline.exec()) ?? [];
-  return replies.map(([error, value]) => {
-    if (error) throw error;
-    return value as Record<string, string>;
-  });
+  return (await execOrThrow(pipeline)) as Record<string, string>[];
+}
+
+/** One GET per key in a pipeline (not MGET: the keys span hash slots). */
+async function getMany(conn: Redis, keys: readonly string[]): Promise<Array<string | null>> {
+  if (keys.length === 0) return [];
+  const pipeline = conn.pipeline();
+  for (const key of keys) pipeline.get(key);
+  return (await execOrThrow(pipeline)) as Array<string | null>;
 }

@@ -1,7 +1,9 @@
 import type { ChainableCommander, Redis } from 'ioredis';
+import type { DeviceRecord } from '../domain/device-record.js';
 import { type EnergyFlow, serializeEnergyFlow } from '../domain/energy-flow.js';
 import type { ReadModelKeys } from './keys.js';
-import { optimistic } from './optimistic.js';
+import { ContentionError, optimistic } from './optimistic.js';
+import { withScripts } from './scripts.js';
 import { flowFromStoredDevices } from './stored-flow.js';
 
 // The stored energy flow of each installation, and the schedule of flows that time alone will
@@ -11,13 +13,17 @@ export type DevicesHash = ReadonlyMap<string, string>;
 
 export const flowScheduleKey = (keys: ReadModelKeys): string => keys.internal('flow-due');
 
-/** Computes an installation's flow from its devices hash (field `<category>:<id>` -> JSON). */
+/**
+ * Computes an installation's flow from its devices hash (field `<category>:<id>` -> JSON);
+ * `parsed` holds records already in hand by their JSON, so they are not parsed again.
+ */
 export function flowOf(
   devices: DevicesHash,
   nowMs: number,
   onlineWindowSeconds: number,
+  parsed?: ReadonlyMap<string, DeviceRecord>,
 ): EnergyFlow {
-  return flowFromStoredDevices(devices, nowMs, onlineWindowSeconds);
+  return flowFromStoredDevices(devices, nowMs, onlineWindowSeconds, parsed);
 }
 
 export function writeFlow(
@@ -47,13 +53,18 @@ export function toMap(hash: Record<string, string>): Map<string, string> {
 }
 
 export interface FlowStore {
-  /** Installations whose flow validity ended before `nowMs`, oldest first. */
-  due(nowMs: number, limit: number): Promise<number[]>;
+  /**
+   * Claims up to `limit` installations whose flow validity ended before `nowMs`, oldest first,
+   * by moving them to `leaseEndMs` on the schedule: concurrent sweepers claim disjoint sets.
+   */
+  claimDue(nowMs: number, leaseEndMs: number, limit: number): Promise<number[]>;
   /**
    * Recomputes one flow under WATCH of its devices and flow: a batch that changed either
    * meanwhile wins and this computation is dropped. Returns false when it was dropped.
    */
   refresh(installationId: number, nowMs: number): Promise<boolean>;
+  /** Puts a scheduled installation back at `atMs` (when its recomputation failed). */
+  postpone(installationId: number, atMs: number): Promise<void>;
 }
 
 export function createFlowStore(deps: {
@@ -61,18 +72,16 @@ export function createFlowStore(deps: {
   keys: ReadModelKeys;
   onlineWindowSeconds: number;
 }): FlowStore {
-  const { conn, keys } = deps;
+  const conn = withScripts(deps.conn);
+  const { keys } = deps;
   return {
-    async due(nowMs, limit) {
-      const ids = await conn.zrangebyscore(
-        flowScheduleKey(keys),
-        '-inf',
-        `(${nowMs}`,
-        'LIMIT',
-        0,
-        limit,
+    async claimDue(nowMs, leaseEndMs, limit) {
+      return (await conn.claimDueFlows(flowScheduleKey(keys), nowMs, leaseEndMs, limit)).map(
+        Number,
       );
-      return ids.map(Number);
+    },
+    async postpone(id, atMs) {
+      await conn.zadd(flowScheduleKey(keys), 'XX', atMs, String(id));
     },
     async refresh(id, nowMs) {
       try {
@@ -88,7 +97,7 @@ export function createFlowStore(deps: {
           return { result: true, write: (multi) => writeFlow(multi, keys, id, flow) };
         });
       } catch (error) {
-        if ((error as { retriable?: boolean }).retriable) return false;
+        if (error instanceof ContentionError) return false;
         throw error;
       }
     },

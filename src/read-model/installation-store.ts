@@ -1,13 +1,15 @@
 import type { Redis } from 'ioredis';
 import { type Installation, serializeInstallation } from '../domain/installation.js';
 import { deviceIndexKey } from './device-store.js';
+import { execOrThrow } from './exec.js';
 import { flowScheduleKey } from './flow-store.js';
-import type { ReadModelKeys } from './keys.js';
+import { deletionMarkerKey, pendingReleaseKey, type ReadModelKeys } from './keys.js';
 import { scriptedPipeline, withScripts } from './scripts.js';
 
 // Installation records and their deletion. Upserts are last-writer-wins by occurredAt in Lua on
-// the installation's own slot; a deletion also releases the device index entries that still
-// point at it and takes it off the flow schedule.
+// the installation's own slot; a deletion leaves a marker of its time (older upserts and older
+// telemetry are ignored), releases the device index entries that still point at it and takes
+// it off the flow schedule.
 
 export interface UpsertResult {
   readonly applied: boolean;
@@ -23,8 +25,11 @@ export interface InstallationStore {
     companyId: number | null,
     occurredAtMs: number,
   ): Promise<UpsertResult>;
-  /** `occurredAtMs` null: a tombstone, which deletes whatever was applied. */
-  remove(installationId: number, occurredAtMs: number | null): Promise<DeleteResult>;
+  /**
+   * `deletedAtMs`: the event's occurredAt, or for a tombstone (which deletes whatever was
+   * applied) its Kafka timestamp.
+   */
+  remove(installationId: number, deletedAtMs: number, tombstone?: boolean): Promise<DeleteResult>;
 }
 
 export function createInstallationStore(deps: {
@@ -33,39 +38,38 @@ export function createInstallationStore(deps: {
 }): InstallationStore {
   const conn = withScripts(deps.conn);
   const { keys } = deps;
-  const gone = (id: number) => keys.internalOf(id, 'gone');
   return {
     async upsert(installation, companyId, occurredAtMs) {
       const id = installation.id;
       const applied = await conn.upsertInstallation(
         keys.installation(id),
         keys.installationMeta(id),
-        gone(id),
+        deletionMarkerKey(keys, id),
         serializeInstallation(installation),
         occurredAtMs,
         companyId === null ? '' : String(companyId),
       );
       return { applied: applied === 1 };
     },
-    async remove(id, occurredAtMs) {
-      const reply = await conn.deleteInstallation(
+    async remove(id, deletedAtMs, tombstone = false) {
+      const [applied, pending] = await conn.deleteInstallation(
         keys.installation(id),
         keys.installationMeta(id),
         keys.devices(id),
         keys.flow(id),
         keys.acl(id),
-        gone(id),
-        occurredAtMs === null ? '' : occurredAtMs,
+        deletionMarkerKey(keys, id),
+        pendingReleaseKey(keys, id),
+        deletedAtMs,
+        tombstone ? 'tombstone' : 'event',
       );
-      if (reply[0] !== 1) return { applied: false };
-      const [, deviceFields] = reply;
       const pipeline = scriptedPipeline(conn);
-      for (const field of deviceFields) pipeline.releaseDevice(deviceIndexKey(keys, field), id);
-      pipeline.zrem(flowScheduleKey(keys), String(id));
-      const replies = (await pipeline.exec()) ?? [];
-      const failed = replies.find(([error]) => error);
-      if (failed?.[0]) throw failed[0];
-      return { applied: true };
+      for (const field of pending) pipeline.releaseDevice(deviceIndexKey(keys, field), id);
+      if (applied === 1) pipeline.zrem(flowScheduleKey(keys), String(id));
+      await execOrThrow(pipeline);
+      // Only once every release succeeded: a failure above leaves the set for the retry.
+      if (pending.length > 0) await conn.del(pendingReleaseKey(keys, id));
+      return { applied: applied === 1 };
     },
   };
 }

@@ -66,3 +66,11 @@ export function parseInstallationField(field: string): InstallationId | null {
     ? Number(field.slice(INSTALLATION_FIELD_PREFIX.length))
     : null;
 }
+
+/** string: epoch ms of the installation's latest deletion; older events must not resurrect it. */
+export const deletionMarkerKey = (keys: ReadModelKeys, installationId: InstallationId): string =>
+  keys.internalOf(installationId, 'gone');
+
+/** set: device fields a deletion removed whose index entries are not released yet. */
+export const pendingReleaseKey = (keys: ReadModelKeys, installationId: InstallationId): string =>
+  keys.internalOf(installationId, 'release');

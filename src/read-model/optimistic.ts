@@ -1,4 +1,5 @@
 import type { ChainableCommander, Redis } from 'ioredis';
+import { valuesOrThrow } from './exec.js';
 
 // Optimistic transactions (WATCH, read, MULTI/EXEC): used where one change spans several hash
 // tags (a device moving between installations, an API key's views), so two consumers working on
@@ -40,10 +41,7 @@ export async function optimistic<T>(
     }
     const multi = conn.multi();
     planned.write(multi);
-    const replies = await multi.exec();
-    if (replies === null) continue;
-    const failed = replies.find(([error]) => error);
-    if (failed?.[0]) throw failed[0];
+    if (valuesOrThrow(await multi.exec()) === null) continue;
     return planned.result;
   }
   throw new ContentionError(`gave up after ${MAX_ATTEMPTS} conflicting transactions`);

@@ -1,23 +1,23 @@
-import { readFileSync } from 'node:fs';
 import type { ChainableCommander, Redis } from 'ioredis';
+import { defineScripts, loadScript } from './lua-scripts.js';
 
-// The Lua scripts of lua/, registered once per connection with defineCommand (EVALSHA, with a
-// transparent EVAL fallback after a Redis restart flushed the script cache).
+// The consumers' Lua scripts (lua/), registered once per connection.
 
-const lua = (name: string) => readFileSync(new URL(`./lua/${name}.lua`, import.meta.url), 'utf8');
-
+const dir = new URL('./lua/', import.meta.url);
 const SCRIPTS = {
-  upsertInstallation: { numberOfKeys: 3, lua: lua('upsert-installation-3') },
-  deleteInstallation: { numberOfKeys: 6, lua: lua('delete-installation-6') },
-  releaseDevice: { numberOfKeys: 1, lua: lua('release-device-1') },
+  upsertInstallation: loadScript(dir, 'upsert-installation-3.lua'),
+  deleteInstallation: loadScript(dir, 'delete-installation-7.lua'),
+  releaseDevice: loadScript(dir, 'release-device-1.lua'),
+  claimDueFlows: loadScript(dir, 'claim-due-flows-1.lua'),
 } as const;
 
 type Arg = string | number;
 
 export interface ScriptCommands {
   upsertInstallation(k1: string, k2: string, k3: string, ...argv: Arg[]): Promise<number>;
-  deleteInstallation(...keysAndArgv: Arg[]): Promise<[0] | [1, string[]]>;
+  deleteInstallation(...keysAndArgv: Arg[]): Promise<[0 | 1, string[]]>;
   releaseDevice(key: string, installationId: Arg): Promise<number>;
+  claimDueFlows(key: string, nowMs: Arg, leaseEndMs: Arg, limit: Arg): Promise<string[]>;
 }
 
 export type ScriptedRedis = Redis & ScriptCommands;
@@ -31,8 +31,6 @@ export const scriptedPipeline = (redis: ScriptedRedis): ScriptedPipeline =>
   redis.pipeline() as unknown as ScriptedPipeline;
 
 export function withScripts(redis: Redis): ScriptedRedis {
-  for (const [name, definition] of Object.entries(SCRIPTS)) {
-    if (!(name in redis)) redis.defineCommand(name, definition);
-  }
+  defineScripts(redis, SCRIPTS);
   return redis as ScriptedRedis;
 }

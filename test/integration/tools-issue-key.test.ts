@@ -56,6 +56,7 @@ describe('issue-key -> real access topic', () => {
         '41-42,44',
         '--expires-in-days',
         '30',
+        '--upsert-application',
       ],
       {
         cwd: ROOT,

@@ -6,7 +6,11 @@ import type { TelemetryView } from '../../src/read-model/device-store.js';
 const T0 = Date.parse('2026-01-01T12:00:00Z');
 const clock = { nowMs: T0 + 60_000, futureSkewSeconds: 300 };
 const iso = (ms: number) => new Date(ms).toISOString();
-const emptyView = (): TelemetryView => ({ index: new Map(), devices: new Map() });
+const emptyView = (): TelemetryView => ({
+  index: new Map(),
+  devices: new Map(),
+  deletedAt: new Map(),
+});
 
 const battery = (
   inst: number,
@@ -133,5 +137,35 @@ describe('planTelemetryBatch', () => {
     );
     expect(plan.outcomes[0]).toMatchObject({ kind: 'rejected', reason: 'processing_error' });
     expect(plan.outcomes[1]?.kind).toBe('applied');
+  });
+
+  it('treats events no newer than the installation deletion as stale', () => {
+    const view: TelemetryView = { ...emptyView(), deletedAt: new Map([[1, T0 + 1_000]]) };
+    const removal: TelemetryEvent = {
+      type: 'device.removed',
+      installationId: 1,
+      category: 'battery',
+      deviceId: 9,
+      occurredAt: iso(T0 + 1_000),
+    };
+    const plan = planTelemetryBatch(
+      view,
+      [battery(1, T0 + 1_000, { soe: 1 }), removal, battery(1, T0 + 2_000, { soe: 2 })],
+      clock,
+    );
+    expect(plan.outcomes.map((o) => o.kind)).toEqual(['stale', 'stale', 'applied']);
+    expect(JSON.parse(plan.deviceWrites.get(1)?.get('battery:7') as string).soe).toBe(2);
+  });
+
+  it('says which events wrote to which installation and keeps the records it wrote', () => {
+    const plan = planTelemetryBatch(
+      emptyView(),
+      [battery(1, T0, { soe: 1 }), battery(2, T0, { soe: 1 }), battery(2, T0 + 1, { soe: 2 })],
+      clock,
+    );
+    expect(plan.touchedBy.get(1)).toEqual(new Set([0, 1]));
+    expect(plan.touchedBy.get(2)).toEqual(new Set([1, 2]));
+    const json = plan.deviceWrites.get(2)?.get('battery:7') as string;
+    expect(plan.records.get(json)).toMatchObject({ soe: 2, installationId: 2 });
   });
 });

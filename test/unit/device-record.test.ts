@@ -39,7 +39,6 @@ const create = (state: DeviceState, observedMs = T0, category: DeviceCategory = 
 describe('applyDeviceState: creation', () => {
   it('builds a full record: owned fields set, never-reported fields null', () => {
     const r = create({ soe: 50, powerDc: 100 });
-    expect(r.created).toBe(true);
     expect(Object.keys(r.record)).toEqual(DEVICE_FIELD_NAMES.battery);
     expect(r.record.id).toBe(1001);
     expect(r.record.installationId).toBe(42);
@@ -107,7 +106,6 @@ describe('applyDeviceState: partial updates', () => {
         first.meta,
       ),
     );
-    expect(r.created).toBe(false);
     expect(r.record.soe).toBe(60);
     expect(r.record.powerDc).toBeNull();
     expect(r.record.temperature).toBe(20);
@@ -193,8 +191,7 @@ describe('applyDeviceState: ordering', () => {
       ),
     );
     expect(r.record.installationId).toBe(43);
-    expect(r.movedFrom).toBe(42);
-    expect(first.movedFrom).toBeNull();
+    expect(first.record.installationId).toBe(42);
   });
 });
 

@@ -78,6 +78,16 @@ describe('parseInstallationsMessage', () => {
     expect(reasonOf(parseInstallationsMessage(null, '99999999999999999'))).toBe('invalid_key');
   });
 
+  it('never quotes an invalid JSON value in the detail, which may hold a secret', () => {
+    const value = '{"apiKey":"itk_secretsecretsecretsecretsecretsecret" oops';
+    const result = parseInstallationsMessage(value);
+    expect(result).toEqual({
+      ok: false,
+      reason: 'invalid_json',
+      detail: `value is not valid JSON (${Buffer.byteLength(value)} bytes)`,
+    });
+  });
+
   it('rejects bad bytes, non-objects, unknown types and schema violations with a reason', () => {
     expect(reasonOf(parseInstallationsMessage('{'))).toBe('invalid_json');
     expect(reasonOf(parseInstallationsMessage(new Uint8Array([0xff, 0xfe])))).toBe('invalid_json');

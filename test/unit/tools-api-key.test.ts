@@ -94,6 +94,7 @@ describe('issue-key events', () => {
     keyId: 'key-1',
     keyHash: 'a'.repeat(64),
     nowMs: Date.UTC(2025, 0, 1),
+    upsertApplication: true,
   };
 
   it('publishes app, memberships, grants and the key hash for a user owner, each under its fact key', () => {
@@ -133,6 +134,16 @@ describe('issue-key events', () => {
       'apiKey.created',
     ]);
     expect(events.at(-1)).toMatchObject({ expiresAt: '2025-01-02T00:00:00.000Z' });
+  });
+
+  it('leaves the application alone unless asked, so a rotation key never re-enables it', () => {
+    const events = keyGrantEvents({
+      ...base,
+      upsertApplication: false,
+      owner: { type: 'company', id: 7 },
+      expiresAtMs: null,
+    });
+    expect(events.map((e) => e.type)).toEqual(['grant.added', 'grant.added', 'apiKey.created']);
   });
 
   it('never puts the plaintext key on the topic', () => {

@@ -10,8 +10,9 @@ import type {
 import { expectedMessageKey } from '../../../src/domain/events.js';
 import type { OutgoingMessage } from '../../kafka/client.js';
 
-// The access facts that make a new key work: the application (enabled), the key's hash, a grant
-// per installation and, for a user owner, the memberships the access rule requires.
+// The access facts that make a new key work: the key's hash, a grant per installation, for a
+// user owner the memberships the access rule requires, and, only when asked, the application
+// itself (enabled): issuing a rotation key must not re-enable an application disabled on purpose.
 
 export interface Owner {
   readonly type: OwnerType;
@@ -68,6 +69,11 @@ export interface KeyGrantRequest {
   /** Epoch ms; null = never expires. */
   readonly expiresAtMs: number | null;
   readonly nowMs: number;
+  /**
+   * Also publish `application.upserted` (owner, enabled), which creates or re-enables it.
+   * Defaults to true for workload builders; the issue-key command passes its explicit flag.
+   */
+  readonly upsertApplication?: boolean;
 }
 
 /**
@@ -107,7 +113,8 @@ export function keyGrantEvents(request: KeyGrantRequest): AccessEvent[] {
     keyHash: request.keyHash,
     expiresAt: request.expiresAtMs === null ? null : new Date(request.expiresAtMs).toISOString(),
   };
-  return [application, ...memberships, ...grants, key];
+  const upsert = request.upsertApplication ?? true;
+  return [...(upsert ? [application] : []), ...memberships, ...grants, key];
 }
 
 /** Each event keyed by the identity of its fact (spec/events.md): `app:17`, `key:…`, … */

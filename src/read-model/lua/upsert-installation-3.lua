@@ -1,8 +1,10 @@
 --[[
   Applies an installation upsert, last-writer-wins by occurredAt (equal: the later call wins).
+  The deletion marker stays after a newer upsert re-creates the installation: telemetry older
+  than the deletion must still not bring back the devices it removed.
   KEYS[1] installation(id)       string, the Installation JSON
   KEYS[2] installationMeta(id)   hash occurredAt, companyId
-  KEYS[3] internalOf(id, 'gone') string, occurredAt (ms) of the applied deletion event
+  KEYS[3] internalOf(id, 'gone') string, epoch ms of the latest deletion
   ARGV[1] Installation JSON
   ARGV[2] occurredAt, epoch ms
   ARGV[3] companyId, '' when none
@@ -15,5 +17,4 @@ local deleted = tonumber(redis.call('GET', KEYS[3]))
 if deleted and occurred < deleted then return 0 end
 redis.call('SET', KEYS[1], ARGV[1])
 redis.call('HSET', KEYS[2], 'occurredAt', ARGV[2], 'companyId', ARGV[3])
-redis.call('DEL', KEYS[3])
 return 1

@@ -1,0 +1,28 @@
+--[[
+  Deletes an installation with its devices, flow and acl, and records when, so that older
+  upserts and older telemetry cannot resurrect it. A deletion event is ignored when an upsert
+  newer than it was applied; a tombstone deletes unconditionally. The device fields removed are
+  kept in a set until their index entries are released (the caller deletes it then), so a retry
+  after a failed release still finds them.
+  KEYS[1] installation(id)   KEYS[2] installationMeta(id)   KEYS[3] devices(id)
+  KEYS[4] flow(id)           KEYS[5] acl(id)
+  KEYS[6] internalOf(id, 'gone')      string, epoch ms of the latest deletion
+  KEYS[7] internalOf(id, 'release')   set, device fields whose index entries await release
+  ARGV[1] epoch ms of the deletion (the event's occurredAt, or the tombstone's Kafka timestamp)
+  ARGV[2] 'event' or 'tombstone'
+  Returns { 1, fields } when applied, { 0, fields } when older than the applied upsert; fields
+  are those awaiting release.
+]]
+local at = tonumber(ARGV[1])
+if ARGV[2] == 'event' then
+  local applied = tonumber(redis.call('HGET', KEYS[2], 'occurredAt'))
+  if applied and at < applied then return { 0, redis.call('SMEMBERS', KEYS[7]) } end
+end
+local devices = redis.call('HKEYS', KEYS[3])
+for i = 1, #devices, 1000 do
+  redis.call('SADD', KEYS[7], unpack(devices, i, math.min(i + 999, #devices)))
+end
+redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5])
+local marker = tonumber(redis.call('GET', KEYS[6]))
+if not marker or at > marker then redis.call('SET', KEYS[6], ARGV[1]) end
+return { 1, redis.call('SMEMBERS', KEYS[7]) }
