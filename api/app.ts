@@ -3,6 +3,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
 import type { Config } from '../src/config.js';
 import { createKeys } from '../src/read-model/keys.js';
+import { decorateKeyHash } from './auth/authenticate.js';
 import { clientErrorHandler, registerHttpErrors } from './http-errors.js';
 import { registerOpenApiRoute } from './openapi/openapi-route.js';
 import { createApiMetrics } from './ops/api-metrics.js';
@@ -39,6 +40,7 @@ export function buildApi(deps: ApiDeps): FastifyInstance {
   });
 
   registerHttpErrors(app);
+  decorateKeyHash(app);
   const ctx: RouteContext = {
     reader: createApiReader(redis, createKeys(config.redis.keyPrefix)),
     clock: deps.clock ?? Date.now,

@@ -1,6 +1,6 @@
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { errorStatus, sendError, type TransportErrorCode } from './errors/error-catalog.js';
 
 // Answers outside the API's error table, in the same JSON envelope: unknown routes (404
@@ -32,14 +32,28 @@ export function registerHttpErrors(app: FastifyInstance): void {
     return sendError(reply, 'NOT_FOUND');
   });
 
-  app.setErrorHandler((error, request, reply) => {
-    const status = (error as { statusCode?: number }).statusCode ?? 500;
-    if (status >= 400 && status < 500) return sendError(reply, BY_STATUS[status] ?? 'BAD_REQUEST');
-    const { name, message } =
-      error instanceof Error ? error : { name: 'Error', message: String(error) };
-    request.log.error({ err: { name, message } }, 'unhandled error');
-    return sendError(reply, 'INTERNAL_ERROR');
-  });
+  app.setErrorHandler(handleHttpError);
+}
+
+/** A 4xx Fastify raised itself (unreadable, oversized or unsupported body), not a handler. */
+export function isClientError(error: unknown): boolean {
+  const status = (error as { statusCode?: number }).statusCode ?? 500;
+  return status >= 400 && status < 500;
+}
+
+export function handleHttpError(
+  error: unknown,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): FastifyReply {
+  if (isClientError(error)) {
+    const status = (error as { statusCode: number }).statusCode;
+    return sendError(reply, BY_STATUS[status] ?? 'BAD_REQUEST');
+  }
+  const { name, message } =
+    error instanceof Error ? error : { name: 'Error', message: String(error) };
+  request.log.error({ err: { name, message } }, 'unhandled error');
+  return sendError(reply, 'INTERNAL_ERROR');
 }
 
 /**

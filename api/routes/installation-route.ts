@@ -1,9 +1,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { keyHashOf } from '../auth/authenticate.js';
+import { authenticatedKeyHash } from '../auth/authenticate.js';
 import { sendError } from '../errors/error-catalog.js';
 import { parseInstallationId } from '../params/installation-id.js';
 import type { Access } from '../read-model/api-reader.js';
-import { guarded, type Params, type RouteContext } from './route-context.js';
+import { authenticatedRoute, type Params, type RouteContext } from './route-context.js';
 
 // The shape both per-installation endpoints share: auth, then `installationId`, then one read
 // whose absent case (missing or inaccessible installation) is one 404 for both.
@@ -20,8 +20,7 @@ export function registerInstallationRoute<T>(
   route: InstallationRead<T>,
 ): void {
   const handle = async (request: FastifyRequest, reply: FastifyReply) => {
-    const keyHash = keyHashOf(request.headers);
-    if (keyHash === null) return sendError(reply, 'UNAUTHORIZED');
+    const keyHash = authenticatedKeyHash(request);
     const nowMs = ctx.clock();
     const id = parseInstallationId(request.query as Params, request.body as Params);
     if (!id.ok) {
@@ -37,6 +36,6 @@ export function registerInstallationRoute<T>(
   app.route({
     method: ['GET', 'POST'],
     url: route.url,
-    handler: guarded('INTERNAL_ERROR', handle),
+    ...authenticatedRoute(ctx, 'INTERNAL_ERROR', handle),
   });
 }

@@ -74,7 +74,7 @@ describe('API authentication', () => {
     await api.seed.liveKey(expired, { app: 3, expiresAtMs: Date.now() - 1, installations: [inst] });
     const revoked = newApiKey();
     await api.seed.liveKey(revoked, { app: 4, installations: [inst] });
-    await api.seed.dropKeyView(revoked);
+    await api.seed.revokeKey(revoked);
     const cases: Record<string, Record<string, string>> = {
       missing: {},
       empty: { 'api-key': '' },
@@ -131,6 +131,40 @@ describe('API authentication', () => {
     }
   });
 
+  it('answers 401 before reading the body: its type or size never shows without a live key', async () => {
+    const post = (path: string, headers: Record<string, string>, type: string, payload: string) =>
+      api.app.inject({
+        method: 'POST',
+        url: `${base}${path}`,
+        headers: { ...headers, 'content-type': type },
+        payload,
+      });
+    const json = ['application/json', '{"installationId":101}'] as const;
+    const huge = [
+      'application/x-www-form-urlencoded',
+      `installationId=101&pad=${'x'.repeat(20 * 1024)}`,
+    ] as const;
+    const refused: Record<string, Record<string, string>> = {
+      missing: {},
+      malformed: { 'api-key': 'itk_short' },
+      unknown: { 'api-key': newApiKey() },
+    };
+    for (const path of ['/getInstallations', '/getInstallationDevices']) {
+      for (const [name, headers] of Object.entries(refused)) {
+        for (const [type, payload] of [json, huge]) {
+          const res = await post(path, headers, type, payload);
+          expect(res.statusCode, `${path} ${name} ${type}`).toBe(401);
+          expect(res.json()).toEqual(UNAUTHORIZED);
+        }
+      }
+      const unsupported = await post(path, { 'api-key': live }, ...json);
+      expect(unsupported.statusCode, path).toBe(415);
+      expect(unsupported.json()).toEqual({ valid: false, error: 'UNSUPPORTED_MEDIA_TYPE' });
+      const tooLarge = await post(path, { 'api-key': live }, ...huge);
+      expect(tooLarge.statusCode, path).toBe(413);
+    }
+  });
+
   it('answers 404 DOESNT_EXIST without a grant (acl entry absent), as for a missing installation', async () => {
     const noGrant = await get('/getInstallationDevices?installationId=101', { 'api-key': other });
     const missing = await get('/getInstallationDevices?installationId=999999', { 'api-key': live });
@@ -140,7 +174,7 @@ describe('API authentication', () => {
     }
     const revokedGrant = newApiKey();
     await api.seed.liveKey(revokedGrant, { app: 6, installations: [inst] });
-    await api.seed.dropAcl(revokedGrant, inst.id);
+    await api.seed.removeGrant(revokedGrant, inst.id);
     const flow = await get('/getInstallationCurrentEnergyFlow?installationId=101', {
       'api-key': revokedGrant,
     });
@@ -149,17 +183,17 @@ describe('API authentication', () => {
     expect(list.json()).toEqual({ valid: true, installations: [] });
   });
 
-  it('answers 404 once the installation is deleted even if an acl entry lingers', async () => {
+  it('answers 404 once the installation is deleted, even if an acl entry lingers', async () => {
     const gone = installation(102);
     await api.seed.installation(gone);
     const key = newApiKey();
-    await api.seed.liveKey(key, { app: 7, installations: [gone] });
-    expect(
-      (await get('/getInstallationDevices?installationId=102', { 'api-key': key })).statusCode,
-    ).toBe(200);
+    const hash = await api.seed.liveKey(key, { app: 7, installations: [gone] });
+    const devices = () => get('/getInstallationDevices?installationId=102', { 'api-key': key });
+    expect((await devices()).statusCode).toBe(200);
     await api.seed.deleteInstallation(102);
-    expect(
-      (await get('/getInstallationDevices?installationId=102', { 'api-key': key })).statusCode,
-    ).toBe(404);
+    expect((await devices()).statusCode).toBe(404);
+    // Fault injection, not a consumer write: the read script also checks the installation.
+    await api.redis.hset(api.seed.keys.acl(102), hash, '0');
+    expect((await devices()).statusCode).toBe(404);
   });
 });

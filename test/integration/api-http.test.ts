@@ -102,8 +102,14 @@ describe('API over HTTP', () => {
       headers: { authorization: `Bearer ${key}` },
     });
     await api.app.inject({ url: `${base}/nope`, headers: { authorization: `Bearer ${key}` } });
+    // An integrator may send the key in the query string: only the path is logged.
+    await api.app.inject({ url: `${base}/getInstallations?apiKey=${key}` });
+    await api.app.inject({ url: `${base}/getInstallationDevices?installationId=1&api_key=${key}` });
+    await api.app.inject({ url: `${base}/nope?key=${key}` });
     const lines = api.logLines.slice(before).join('');
     expect(lines).toContain('incoming request');
+    expect(lines).toContain(`"url":"${base}/getInstallationDevices"`);
+    expect(lines).not.toContain('installationId=1');
     expect(lines).not.toContain(key);
     expect(lines).not.toContain(key.slice(4));
   });

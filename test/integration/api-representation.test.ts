@@ -45,6 +45,8 @@ describe('API representation', () => {
     status: { rawValue: 4, name: 'MPPT' },
   });
   const offlineRelay = device('relay', 1, 30, t0 - (windowS + 60) * 1000);
+  // A device lives in one installation at a time: installation 12 gets a relay of its own.
+  const otherOfflineRelay = device('relay', 4, 12, t0 - (windowS + 60) * 1000);
 
   beforeAll(async () => {
     await api.ready();
@@ -62,7 +64,7 @@ describe('API representation', () => {
       t0,
       windowS,
     );
-    await api.seed.devices(12, [{ category: 'relay', record: offlineRelay }], t0, windowS);
+    await api.seed.devices(12, [{ category: 'relay', record: otherOfflineRelay }], t0, windowS);
   });
   afterAll(() => api.close());
 

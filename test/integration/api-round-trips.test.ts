@@ -45,6 +45,22 @@ describe('API Redis round trips', () => {
     expect(await roundTrips('/getInstallationCurrentEnergyFlow?installationId=3', 200)).toBe(1);
     expect(await roundTrips('/getInstallationDevices?installationId=4', 404)).toBe(1);
     expect(await roundTrips('/getInstallationDevices?installationId=x', 400)).toBe(1);
+    // A refused body: no lookup without a well-formed key, one lookup to decide 401 or 415.
+    for (const [headers, status, trips] of [
+      [{}, 401, 0],
+      [{ 'api-key': newApiKey() }, 401, 1],
+      [{ 'api-key': key }, 415, 1],
+    ] as const) {
+      writes = 0;
+      const res = await api.app.inject({
+        method: 'POST',
+        url: `${base}/getInstallationDevices`,
+        headers: { ...headers, 'content-type': 'application/json' },
+        payload: '{"installationId":3}',
+      });
+      expect(res.statusCode).toBe(status);
+      expect(writes).toBe(trips);
+    }
     nowMs += (api.config.ingest.onlineWindowSeconds + 1) * 1000;
     expect(await roundTrips('/getInstallationCurrentEnergyFlow?installationId=3', 200)).toBe(1);
   });

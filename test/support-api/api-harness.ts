@@ -1,11 +1,10 @@
 import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
-import { pino } from 'pino';
 import { buildApi } from '../../api/app.js';
 import { createApiRedis } from '../../api/redis-client.js';
 import { type Config, loadConfig } from '../../src/config.js';
-import { REDACTED_PATHS } from '../../src/logger.js';
+import { createLogger } from '../../src/logger.js';
 import { dropPrefix, redisUrl, testRedis, uniqueId } from '../support/stack.js';
 import { createSeeder, type Seeder } from './seed.js';
 
@@ -40,10 +39,8 @@ export function testApi(
       done();
     },
   });
-  const logger = pino(
-    { level: 'debug', redact: { paths: REDACTED_PATHS, censor: '[redacted]' } },
-    sink,
-  );
+  // The production logger (redaction, request serializer), writing into memory.
+  const logger = createLogger({ level: 'debug', name: 'api' }, sink);
   const redis = createApiRedis(config.redis.url, config.api.redisCommandTimeoutMs);
   // Errors surface through commands; an unreachable Redis must not crash the test process.
   redis.on('error', () => undefined);

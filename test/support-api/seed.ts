@@ -1,106 +1,166 @@
 import type { Redis } from 'ioredis';
+import { planTelemetryBatch } from '../../consumers/telemetry-batch.js';
 import { hashApiKey } from '../../src/domain/access-rule.js';
-import type { DeviceCategory } from '../../src/domain/device-fields.js';
-import { type DeviceRecord, serializeDevice } from '../../src/domain/device-record.js';
-import {
-  computeEnergyFlow,
-  type FlowDevice,
-  serializeEnergyFlow,
-} from '../../src/domain/energy-flow.js';
-import { type Installation, serializeInstallation } from '../../src/domain/installation.js';
-import {
-  createKeys,
-  deviceField,
-  installationField,
-  type ReadModelKeys,
-} from '../../src/read-model/keys.js';
+import { DEVICE_FIELDS } from '../../src/domain/device-fields.js';
+import type { DeviceValue } from '../../src/domain/device-record.js';
+import type { FlowDevice } from '../../src/domain/energy-flow.js';
+import type { AccessEvent, DeviceStateEvent, IngestValue } from '../../src/domain/events.js';
+import type { Installation } from '../../src/domain/installation.js';
+import { createAccessFactStore } from '../../src/read-model/access-fact-store.js';
+import { createAccessViewStore } from '../../src/read-model/access-store.js';
+import { createDeviceStore } from '../../src/read-model/device-store.js';
+import { createInstallationStore } from '../../src/read-model/installation-store.js';
+import { createKeys, type ReadModelKeys } from '../../src/read-model/keys.js';
 
-// Writes the read model exactly as the contract (common brief) says the consumers do, with the
-// domain serializers, so API tests need no Kafka.
+// Seeds the read model through the consumers' own stores and batch planner, as the projectors
+// call them (without Kafka), so API tests read exactly the layout the consumers write.
 
 export interface Seeder {
   readonly keys: ReadModelKeys;
+  /** An installation upsert, then the access views of the applications granted it. */
   installation(record: Installation, companyId?: number | null): Promise<void>;
   deleteInstallation(id: number): Promise<void>;
-  /** Stores the devices and the flow the consumer would precompute at `nowMs`. */
+  /**
+   * One telemetry batch at `nowMs`: per device, a state event at its firstSeenDate and one at
+   * its lastSeenDate, so the stored record equals the given one.
+   */
   devices(
     installationId: number,
     devices: ReadonlyArray<FlowDevice>,
     nowMs: number,
     onlineWindowSeconds: number,
   ): Promise<void>;
-  /** A live key: key view with its installations, and an acl entry on each. */
+  /**
+   * A live key: its application (user-owned, enabled), the key, a grant and the owner's
+   * membership per installation (seed the installations first), then the views.
+   */
   liveKey(
     apiKey: string,
     options: { app: number; expiresAtMs?: number; installations: readonly Installation[] },
   ): Promise<string>;
-  /** Removes the key view only (what revocation or a disabled application leaves behind). */
-  dropKeyView(apiKey: string): Promise<void>;
-  /** Removes one grant: the acl entry and the view's installation field. */
-  dropAcl(apiKey: string, installationId: number): Promise<void>;
+  revokeKey(apiKey: string): Promise<void>;
+  /** Removes the grant of the key's application for one installation. */
+  removeGrant(apiKey: string, installationId: number): Promise<void>;
 }
 
 export function createSeeder(redis: Redis, prefix: string): Seeder {
   const keys = createKeys(prefix);
+  const installations = createInstallationStore({ conn: redis, keys });
+  const facts = createAccessFactStore({ conn: redis, keys });
+  const views = createAccessViewStore({ conn: redis, keys });
+  const appOfKey = new Map<string, number>();
+  // Facts and upserts need increasing occurredAt; the wall clock may repeat within a test.
+  let lastMs = Date.now();
+  const occurred = () => {
+    lastMs = Math.max(lastMs + 1, Date.now());
+    return lastMs;
+  };
+  const at = () => new Date(occurred()).toISOString();
+  const keyIdOf = (hash: string) => `key-${hash.slice(0, 16)}`;
+
+  async function applyFacts(events: readonly AccessEvent[]): Promise<void> {
+    const apps = new Map<number, string[]>();
+    for (const event of events) {
+      const effect = await facts.apply(event);
+      for (const app of effect.applications) apps.set(app, apps.get(app) ?? []);
+      const owner = effect.applications[0];
+      if (owner !== undefined) apps.get(owner)?.push(...effect.retiredHashes);
+    }
+    for (const [app, retired] of apps) await views.recomputeApplication(app, retired);
+  }
+
+  async function recomputeGranted(installationId: number): Promise<void> {
+    for (const app of await views.applicationsGranted(installationId)) {
+      await views.recomputeApplication(app);
+    }
+  }
+
   return {
     keys,
     async installation(record, companyId = null) {
-      await redis
-        .multi()
-        .set(keys.installation(record.id), serializeInstallation(record))
-        .hset(keys.installationMeta(record.id), {
-          occurredAt: String(Date.now()),
-          companyId: companyId === null ? '' : String(companyId),
-        })
-        .exec();
+      const { applied } = await installations.upsert(record, companyId, occurred());
+      if (!applied) throw new Error(`installation ${record.id} upsert not applied`);
+      await recomputeGranted(record.id);
     },
     async deleteInstallation(id) {
-      await redis.del(
-        keys.installation(id),
-        keys.installationMeta(id),
-        keys.devices(id),
-        keys.flow(id),
-      );
+      await installations.remove(id, occurred());
+      await recomputeGranted(id);
     },
     async devices(installationId, devices, nowMs, onlineWindowSeconds) {
-      const fields: Record<string, string> = {};
-      for (const d of devices) {
-        fields[deviceField(d.category, d.record.id as number)] = serializeDevice(
-          d.category as DeviceCategory,
-          d.record as DeviceRecord,
-        );
-      }
-      const flow = computeEnergyFlow(devices, nowMs, onlineWindowSeconds);
-      const tx = redis.multi().del(keys.devices(installationId));
-      if (devices.length > 0) tx.hset(keys.devices(installationId), fields);
-      await tx
-        .hset(keys.flow(installationId), {
-          data: serializeEnergyFlow(flow.data),
-          validUntil: String(flow.validUntilMs),
-        })
-        .exec();
+      const events = devices.flatMap((d) => stateEvents(installationId, d));
+      const store = createDeviceStore({ conn: redis, keys, onlineWindowSeconds });
+      const plan = await store.transact(
+        [...new Set(events.map((e) => `${e.category}:${e.deviceId}`))],
+        [installationId],
+        (view) => planTelemetryBatch(view, events, { nowMs, futureSkewSeconds: 60 }),
+        () => nowMs,
+      );
+      const refused = plan.outcomes.find((o) => o.kind === 'rejected');
+      if (refused) throw new Error(`seed telemetry refused: ${JSON.stringify(refused)}`);
     },
-    async liveKey(apiKey, { app, expiresAtMs = 0, installations }) {
+    async liveKey(apiKey, { app, expiresAtMs = 0, installations: granted }) {
       const hash = hashApiKey(apiKey);
-      const view: Record<string, string> = { app: String(app), exp: String(expiresAtMs) };
-      for (const inst of installations) {
-        view[installationField(inst.id)] = serializeInstallation(inst);
-      }
-      const tx = redis.multi().del(keys.keyView(hash)).hset(keys.keyView(hash), view);
-      for (const inst of installations) tx.hset(keys.acl(inst.id), hash, String(expiresAtMs));
-      await tx.exec();
+      appOfKey.set(apiKey, app);
+      const userId = 1_000_000 + app;
+      await applyFacts([
+        {
+          type: 'application.upserted',
+          occurredAt: at(),
+          applicationId: app,
+          owner: { type: 'user', id: userId },
+          enabled: true,
+        },
+        {
+          type: 'apiKey.created',
+          occurredAt: at(),
+          keyId: keyIdOf(hash),
+          applicationId: app,
+          keyHash: hash,
+          expiresAt: expiresAtMs === 0 ? null : new Date(expiresAtMs).toISOString(),
+        },
+        ...granted.flatMap((inst): AccessEvent[] => [
+          { type: 'membership.added', occurredAt: at(), userId, installationId: inst.id },
+          { type: 'grant.added', occurredAt: at(), applicationId: app, installationId: inst.id },
+        ]),
+      ]);
       return hash;
     },
-    async dropKeyView(apiKey) {
-      await redis.del(keys.keyView(hashApiKey(apiKey)));
+    async revokeKey(apiKey) {
+      await applyFacts([
+        { type: 'apiKey.revoked', occurredAt: at(), keyId: keyIdOf(hashApiKey(apiKey)) },
+      ]);
     },
-    async dropAcl(apiKey, installationId) {
-      const hash = hashApiKey(apiKey);
-      await redis
-        .multi()
-        .hdel(keys.acl(installationId), hash)
-        .hdel(keys.keyView(hash), installationField(installationId))
-        .exec();
+    async removeGrant(apiKey, installationId) {
+      const app = appOfKey.get(apiKey);
+      if (app === undefined) throw new Error('removeGrant of a key this seeder did not create');
+      await applyFacts([
+        { type: 'grant.removed', occurredAt: at(), applicationId: app, installationId },
+      ]);
     },
   };
+}
+
+/** The telemetry that produces `device.record`: its producer fields, first then last seen. */
+function stateEvents(installationId: number, device: FlowDevice): DeviceStateEvent[] {
+  const { category, record } = device;
+  const state: Record<string, IngestValue> = {};
+  for (const spec of DEVICE_FIELDS[category]) {
+    if (spec.owned) continue;
+    state[spec.name] = ingestValue(record[spec.name] as DeviceValue);
+  }
+  return [record.firstSeenDate, record.lastSeenDate].map((observedAt) => ({
+    type: 'device.state',
+    installationId,
+    category,
+    deviceId: record.id as number,
+    observedAt: String(observedAt),
+    state,
+  }));
+}
+
+/** The inverter status travels as its SunSpec number; every other value as stored. */
+function ingestValue(value: DeviceValue | undefined): IngestValue {
+  if (value === undefined) return null;
+  if (value !== null && typeof value === 'object' && 'rawValue' in value) return value.rawValue;
+  return value;
 }
