@@ -71,11 +71,16 @@ describe('deleted installations stay deleted', () => {
         ? null
         : { type: 'installation.deleted', occurredAt: iso(now - 30_000), installationId: id },
     );
-    await until('deleted', async () =>
-      (await h.redis.exists(h.keys.installation(id))) === 0 ? true : undefined,
-    );
-    expect(await h.redis.exists(deviceIndexKey(h.keys, `battery:${id * 10}`))).toBe(0);
-    expect(await h.redis.exists(pendingReleaseKey(h.keys, id))).toBe(0);
+    // The deletion lands in two steps (the script, then the device index release): wait for
+    // both, since the index release is what must not be lost.
+    await until('deleted, devices released', async () => {
+      const left = await h.redis.exists(
+        h.keys.installation(id),
+        deviceIndexKey(h.keys, `battery:${id * 10}`),
+        pendingReleaseKey(h.keys, id),
+      );
+      return left === 0 ? true : undefined;
+    });
 
     // Observed before the deletion: the device it names and a new one.
     await telemetry(id, id * 10, now - 40_000, 200);
