@@ -1,0 +1,335 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { topicSpecs } from '../../consumers/kafka/topics.js';
+import { createRng, type Rng } from '../../consumers/tools/sim/random.js';
+import { deviceIndexKey } from '../../src/read-model/device-store.js';
+import { createKeys, deviceField } from '../../src/read-model/keys.js';
+import {
+  type BenchContext,
+  type ConsumerTopics,
+  startBareConsumer,
+  startConsumerProcess,
+} from '../lib/context.js';
+import { cpuSecondsOf } from '../lib/cpu.js';
+import type { Child } from '../lib/processes.js';
+import { printRow, type Row } from '../lib/report.js';
+import { type Message, produceAll } from '../lib/stack.js';
+import { Samples, spread, summarizeLatencies } from '../lib/stats.js';
+import { liveState, stateEvent } from '../workload/device-state.js';
+import type { DeviceSpec, Workload } from '../workload/plan.js';
+
+// Ingest cases: throughput of the project's consumer process against a bare kafkajs consumer on
+// the same topic (alternating), then produce-to-visible freshness at 50 % of that maximum.
+
+/** The oldest pending probes polled per round, and the round's period. */
+const POLL_BATCH = 32;
+const POLL_MS = 5;
+
+/** As many partitions as the project gives its telemetry topic. */
+const TELEMETRY_PARTITIONS =
+  topicSpecs({ installations: 'i', telemetry: 't', access: 'a', deadletter: 'd' })[1]
+    ?.numPartitions ?? 6;
+
+export interface IngestSetup {
+  readonly workload: Workload;
+  readonly prefix: string;
+  /** Empty topics for the installations and access consumers of an ingest-only process. */
+  readonly quietTopics: Omit<ConsumerTopics, 'telemetry'>;
+}
+
+function randomDevice(w: Workload, rng: Rng): { inst: number; device: DeviceSpec } {
+  const inst = rng.int(1, w.installationCount);
+  const devices = w.devicesOf(inst);
+  return { inst, device: devices[rng.int(0, devices.length - 1)] as DeviceSpec };
+}
+
+function liveMessages(w: Workload, count: number, baseMs: number, rng: Rng): Message[] {
+  const out: Message[] = [];
+  for (let i = 0; i < count; i++) {
+    const { inst, device } = randomDevice(w, rng);
+    const observed = baseMs + Math.floor((i * 1_000) / count);
+    const event = stateEvent(inst, device, observed, liveState(rng, device.category));
+    out.push({ key: String(inst), value: JSON.stringify(event) });
+  }
+  return out;
+}
+
+interface Consumption {
+  /** events/s from joining the group (ready) to the commit that completes the topic. */
+  readonly rate: number;
+  readonly seconds: number;
+  readonly cores: number;
+}
+
+/**
+ * Polls the group's committed offsets until it has consumed `total`; the rate counts from
+ * `readyAt` (the process reported ready, i.e. its consumers had joined their groups).
+ */
+async function measureConsumption(
+  ctx: BenchContext,
+  group: string,
+  topic: string,
+  total: number,
+  child: Child,
+  readyAt: number,
+): Promise<Consumption> {
+  const cpu0 = cpuSecondsOf(child.pid);
+  const deadline = Date.now() + 600_000;
+  while (Date.now() < deadline) {
+    if (child.process.exitCode !== null) throw new Error(`${child.name} exited during ingest`);
+    const committed = await ctx.kafka.committed(group, topic);
+    if (committed >= total) {
+      const seconds = (performance.now() - readyAt) / 1000;
+      const cores = (cpuSecondsOf(child.pid) - cpu0) / seconds;
+      return { rate: total / seconds, seconds, cores };
+    }
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  throw new Error(`group ${group} did not consume ${topic} in time`);
+}
+
+export async function ingestThroughput(ctx: BenchContext, setup: IngestSetup): Promise<number> {
+  const section = 'ingest';
+  const rng = createRng(ctx.opts.seed + 99);
+  const base: Consumption[] = [];
+  const cand: Consumption[] = [];
+  const total = ctx.opts.ingestEvents;
+  for (let i = 0; i < ctx.opts.alternations; i++) {
+    const topic = `bench-${ctx.runId}-ingest-${i}`;
+    await ctx.kafka.createTopic(topic, TELEMETRY_PARTITIONS);
+    ctx.cleanups.push(() => ctx.kafka.deleteTopics([topic]));
+    await produceAll(
+      ctx.kafka.producer,
+      topic,
+      liveMessages(setup.workload, total, Date.now(), rng),
+    );
+
+    const bareGroup = `bench-${ctx.runId}-bare-${i}`;
+    const bareOut = join(ctx.dir, `bare-${i}.json`);
+    const bare = startBareConsumer(ctx, topic, bareGroup, total, bareOut);
+    const code = await new Promise<number | null>((r) => bare.process.once('exit', r));
+    if (code !== 0) throw new Error(`bare consumer failed (exit ${code})`);
+    const own = JSON.parse(readFileSync(bareOut, 'utf8')) as {
+      rate: number;
+      seconds: number;
+      cpuSeconds: number;
+    };
+    // Its whole life's CPU over its consuming span: an upper bound, join included.
+    base.push({
+      rate: own.rate,
+      seconds: own.seconds,
+      cores: own.cpuSeconds / own.seconds,
+    });
+
+    const group = `bench-${ctx.runId}-ingest-${i}`;
+    const consumer = await startConsumerProcess(
+      ctx,
+      `consumers-ingest-${i}`,
+      setup.prefix,
+      { ...setup.quietTopics, telemetry: topic },
+      group,
+    );
+    const measured = await measureConsumption(
+      ctx,
+      `${group}.telemetry`,
+      topic,
+      total,
+      consumer.child,
+      performance.now(),
+    );
+    cand.push(measured);
+    await consumer.child.stop();
+    console.log(
+      `  ingest run ${i + 1}: bare ${base.at(-1)?.rate.toFixed(0)} ev/s, consumers ${cand.at(-1)?.rate.toFixed(0)} ev/s`,
+    );
+  }
+  const c = spread(cand.map((x) => x.rate));
+  const b = spread(base.map((x) => x.rate));
+  const rows: Row[] = [
+    {
+      section,
+      name: `device.state events/s, group joined to last commit (${total} live updates per run)`,
+      unit: 'events/s',
+      candidate: c,
+      baseline: b,
+      ratio: c.median / b.median,
+      target: '>= 0.7x',
+      note: `consumer process ${spread(cand.map((x) => x.cores)).median.toFixed(2)} cores while consuming; bare consumer ${spread(base.map((x) => x.seconds)).median.toFixed(2)} s per run (times itself from GROUP_JOIN); consumer process timed from /readyz (polled every 50 ms)`,
+    },
+  ];
+  for (const row of rows) {
+    ctx.rows.push(row);
+    printRow(row);
+  }
+  return c.median;
+}
+
+export interface FreshnessRun {
+  stop(): Promise<{
+    rate: number;
+    probes: number;
+    unseen: number;
+    p50: number;
+    p99: number;
+    max: number;
+  }>;
+}
+
+/**
+ * Produces device.state at `rate`/s with observedAt = the scheduled send time, and watches the
+ * device index entry (`last`, ms precision, written in the same MULTI as the devices hash) of
+ * every `probeEvery`-th event until it reaches that time. Freshness = seen - observedAt.
+ */
+export function startFreshness(
+  ctx: BenchContext,
+  w: Workload,
+  prefix: string,
+  topic: string,
+  rate: number,
+  probeEvery = 10,
+): FreshnessRun {
+  const keys = createKeys(prefix);
+  const rng = createRng(ctx.opts.seed + 7);
+  const pending = new Map<string, number>();
+  const latencies = new Samples();
+  let produced = 0;
+  let probes = 0;
+  let stopping = false;
+  const start = Date.now();
+  const sends: Promise<unknown>[] = [];
+
+  const produceTick = () => {
+    if (stopping) return;
+    const due = Math.floor(((Date.now() - start) * rate) / 1000);
+    const messages: Message[] = [];
+    while (produced < due) {
+      const intended = start + Math.floor((produced * 1000) / rate);
+      const { inst, device } = randomDevice(w, rng);
+      const event = stateEvent(inst, device, intended, liveState(rng, device.category));
+      messages.push({ key: String(inst), value: JSON.stringify(event) });
+      if (produced % probeEvery === 0) {
+        const key = deviceIndexKey(keys, deviceField(device.category, device.deviceId));
+        if (!pending.has(key)) {
+          pending.set(key, intended);
+          probes++;
+        }
+      }
+      produced++;
+    }
+    if (messages.length > 0) sends.push(ctx.kafka.producer.send({ topic, acks: 1, messages }));
+    setTimeout(produceTick, 10);
+  };
+
+  let polling = true;
+  const poll = async () => {
+    while (polling) {
+      // The oldest probes only: they become visible first, and the poll stays cheap however
+      // far the consumer falls behind.
+      const entries: Array<[string, number]> = [];
+      for (const entry of pending) {
+        entries.push(entry);
+        if (entries.length === POLL_BATCH) break;
+      }
+      if (entries.length > 0) {
+        const pipeline = ctx.redis.pipeline();
+        for (const [key] of entries) pipeline.hget(key, 'last');
+        const replies = (await pipeline.exec()) ?? [];
+        const now = Date.now();
+        entries.forEach(([key, observed], i) => {
+          const last = Number(replies[i]?.[1] ?? 0);
+          if (last >= observed) {
+            latencies.push(now - observed);
+            pending.delete(key);
+          }
+        });
+      }
+      await new Promise((r) => setTimeout(r, POLL_MS));
+    }
+  };
+  produceTick();
+  const poller = poll();
+
+  return {
+    async stop() {
+      stopping = true;
+      const elapsed = (Date.now() - start) / 1000;
+      await Promise.all(sends);
+      const deadline = Date.now() + 10_000;
+      while (pending.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      polling = false;
+      await poller;
+      const s = summarizeLatencies(latencies.values());
+      return {
+        rate: produced / elapsed,
+        probes,
+        unseen: pending.size,
+        p50: s.p50,
+        p99: s.p99,
+        max: s.max,
+      };
+    },
+  };
+}
+
+/** Starts a consumer process on a fresh live topic and waits until it is consuming. */
+export async function startLiveConsumer(
+  ctx: BenchContext,
+  setup: IngestSetup,
+  name: string,
+): Promise<{ topic: string; child: Child }> {
+  const topic = `bench-${ctx.runId}-${name}`;
+  await ctx.kafka.createTopic(topic, TELEMETRY_PARTITIONS);
+  ctx.cleanups.push(() => ctx.kafka.deleteTopics([topic]));
+  const group = `bench-${ctx.runId}-${name}`;
+  const consumer = await startConsumerProcess(
+    ctx,
+    `consumers-${name}`,
+    setup.prefix,
+    { ...setup.quietTopics, telemetry: topic },
+    group,
+  );
+  // Warm: the group is joined and fetching once a first batch is committed.
+  const rng = createRng(1);
+  await produceAll(ctx.kafka.producer, topic, liveMessages(setup.workload, 60, Date.now(), rng));
+  const deadline = Date.now() + 60_000;
+  while ((await ctx.kafka.committed(`${group}.telemetry`, topic)) < 60) {
+    if (Date.now() > deadline) throw new Error('live consumer did not start consuming');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return { topic, child: consumer.child };
+}
+
+export async function freshness(
+  ctx: BenchContext,
+  setup: IngestSetup,
+  maxIngest: number,
+): Promise<void> {
+  const live = await startLiveConsumer(ctx, setup, 'live');
+  // 10 % as well: shows whether latency comes from load or from fixed costs per fetch cycle.
+  for (const share of [0.1, 0.5]) {
+    const rate = Math.max(10, Math.floor(maxIngest * share));
+    const cpu0 = cpuSecondsOf(live.child.pid);
+    const t0 = performance.now();
+    const run = startFreshness(ctx, setup.workload, setup.prefix, live.topic, rate);
+    await new Promise((r) => setTimeout(r, ctx.opts.freshnessSeconds * 1000));
+    const f = await run.stop();
+    const cores = (cpuSecondsOf(live.child.pid) - cpu0) / ((performance.now() - t0) / 1000);
+    const note = `${f.rate.toFixed(0)} events/s produced; ${f.probes} probes, ${f.unseen} unseen; max ${f.max.toFixed(0)} ms; consumer ${cores.toFixed(2)} cores; 1 in 10 events probed, oldest ${POLL_BATCH} polled every ${POLL_MS} ms`;
+    for (const [p, v] of [
+      ['p50', f.p50],
+      ['p99', f.p99],
+    ] as const) {
+      const row: Row = {
+        section: `freshness @${share * 100}% of max ingest`,
+        name: `produce-to-visible ${p}`,
+        unit: 'ms',
+        candidate: v,
+        ...(p === 'p99' && share === 0.5 ? { target: '<= 100 ms' } : {}),
+        note: p === 'p50' ? note : undefined,
+      };
+      ctx.rows.push(row);
+      printRow(row);
+    }
+  }
+  await live.child.stop();
+}

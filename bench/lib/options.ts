@@ -1,0 +1,46 @@
+// Run options: full (for RESULTS.md) or --quick (a ~2 minute smoke run of every case).
+
+export interface BenchOptions {
+  readonly quick: boolean;
+  readonly installations: number;
+  readonly caseSeconds: number;
+  readonly openLoopSeconds: number;
+  readonly alternations: number;
+  readonly connections: number;
+  readonly ingestEvents: number;
+  readonly freshnessSeconds: number;
+  /** Device counts of the scale cases (read model written directly). */
+  readonly scaleDevices: readonly number[];
+  readonly profile: boolean;
+  /** Variants of the API (log level, auto-pipelining) against the API as run. */
+  readonly experiments: boolean;
+  readonly seed: number;
+  /** Phases to leave out: reads, open, ingest, mixed, scale. */
+  readonly skip: ReadonlySet<string>;
+}
+
+export function parseOptions(argv: readonly string[]): BenchOptions {
+  const quick = argv.includes('--quick');
+  const value = (name: string) => {
+    const i = argv.indexOf(name);
+    return i >= 0 ? argv[i + 1] : undefined;
+  };
+  const num = (name: string, fallback: number) => Number(value(name) ?? fallback);
+  return {
+    quick,
+    installations: num('--installations', quick ? 1_000 : 10_000),
+    caseSeconds: num('--seconds', quick ? 2 : 8),
+    openLoopSeconds: num('--open-seconds', quick ? 2 : 6),
+    alternations: num('--alternations', quick ? 1 : 3),
+    connections: num('--connections', 64),
+    ingestEvents: num('--ingest-events', quick ? 10_000 : 60_000),
+    freshnessSeconds: num('--freshness-seconds', quick ? 3 : 10),
+    scaleDevices: (value('--scale') ?? (quick ? '1000,30000' : '1000,100000,1000000'))
+      .split(',')
+      .map(Number),
+    profile: argv.includes('--profile') || (!argv.includes('--no-profile') && !quick),
+    experiments: argv.includes('--experiments') || (!argv.includes('--no-experiments') && !quick),
+    seed: num('--seed', 42),
+    skip: new Set((value('--skip') ?? '').split(',').filter(Boolean)),
+  };
+}

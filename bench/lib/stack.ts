@@ -1,0 +1,145 @@
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { Redis } from 'ioredis';
+import { type Admin, Kafka, logLevel, type Producer } from 'kafkajs';
+import { ROOT } from './processes.js';
+
+// The project's Kafka (127.0.0.1:19092) and Redis (127.0.0.1:16379), started with infra/stack.sh
+// when they are not running. The bench only ever touches its own key prefix and topics.
+
+export const KAFKA_BROKERS = process.env.BENCH_KAFKA_BROKERS ?? '127.0.0.1:19092';
+export const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:16379';
+
+export function ensureStack(): void {
+  execFileSync('bash', ['infra/stack.sh', 'start'], { cwd: ROOT, stdio: 'inherit' });
+}
+
+export function benchRedis(): Redis {
+  return new Redis(REDIS_URL, { maxRetriesPerRequest: 3 });
+}
+
+export interface BenchKafka {
+  readonly admin: Admin;
+  readonly producer: Producer;
+  createTopic(topic: string, partitions: number): Promise<void>;
+  deleteTopics(topics: readonly string[]): Promise<void>;
+  /** Messages produced to the topic (sum of high watermarks). */
+  endOffset(topic: string): Promise<number>;
+  /** Messages the group has committed on the topic. */
+  committed(groupId: string, topic: string): Promise<number>;
+  close(): Promise<void>;
+}
+
+export async function benchKafka(clientId: string): Promise<BenchKafka> {
+  const kafka = new Kafka({
+    clientId,
+    brokers: KAFKA_BROKERS.split(','),
+    logLevel: logLevel.ERROR,
+  });
+  const admin = kafka.admin();
+  await admin.connect();
+  // Plain producer, acks=1: the bench's own producing should cost as little as possible.
+  const producer = kafka.producer({ allowAutoTopicCreation: false });
+  await producer.connect();
+  return {
+    admin,
+    producer,
+    async createTopic(topic, partitions) {
+      await admin.createTopics({
+        waitForLeaders: true,
+        topics: [{ topic, numPartitions: partitions }],
+      });
+    },
+    async deleteTopics(topics) {
+      const existing = new Set(await admin.listTopics());
+      const gone = topics.filter((t) => existing.has(t));
+      if (gone.length > 0) await admin.deleteTopics({ topics: gone, timeout: 30_000 });
+    },
+    async endOffset(topic) {
+      const offsets = await admin.fetchTopicOffsets(topic);
+      return offsets.reduce((sum, p) => sum + Number(p.high), 0);
+    },
+    async committed(groupId, topic) {
+      const [result] = await admin.fetchOffsets({ groupId, topics: [topic] });
+      return (result?.partitions ?? []).reduce((sum, p) => sum + Math.max(0, Number(p.offset)), 0);
+    },
+    async close() {
+      await producer.disconnect();
+      await admin.disconnect();
+    },
+  };
+}
+
+export interface Message {
+  readonly key: string;
+  readonly value: string;
+}
+
+/** Produces in batches with a few sends in flight; resolves when all are acknowledged. */
+export async function produceAll(
+  producer: Producer,
+  topic: string,
+  messages: readonly Message[],
+  batchSize = 2_000,
+  inFlight = 4,
+): Promise<void> {
+  const batches: Message[][] = [];
+  for (let i = 0; i < messages.length; i += batchSize) {
+    batches.push(messages.slice(i, i + batchSize));
+  }
+  let next = 0;
+  const worker = async () => {
+    while (next < batches.length) {
+      const batch = batches[next++] as Message[];
+      await producer.send({ topic, acks: 1, messages: batch });
+    }
+  };
+  await Promise.all(Array.from({ length: inFlight }, worker));
+}
+
+/** Deletes every key under the prefix. */
+export async function dropPrefix(redis: Redis, prefix: string): Promise<number> {
+  let cursor = '0';
+  let count = 0;
+  do {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 2_000);
+    if (keys.length > 0) {
+      await redis.unlink(...keys);
+      count += keys.length;
+    }
+    cursor = next;
+  } while (cursor !== '0');
+  return count;
+}
+
+export async function usedMemory(redis: Redis): Promise<number> {
+  const info = await redis.info('memory');
+  return Number(/used_memory:(\d+)/.exec(info)?.[1] ?? Number.NaN);
+}
+
+export async function redisPid(redis: Redis): Promise<number> {
+  const info = await redis.info('server');
+  return Number(/process_id:(\d+)/.exec(info)?.[1]);
+}
+
+export async function redisVersion(redis: Redis): Promise<string> {
+  const info = await redis.info('server');
+  return /redis_version:(\S+)/.exec(info)?.[1] ?? '?';
+}
+
+/** Waits while Redis rewrites its AOF: a background fork would skew a measurement. */
+export async function waitForQuietRedis(redis: Redis): Promise<void> {
+  for (let i = 0; i < 600; i++) {
+    const info = await redis.info('persistence');
+    if (/aof_rewrite_in_progress:0/.test(info) && /rdb_bgsave_in_progress:0/.test(info)) return;
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}
+
+export function kafkaPid(): number | null {
+  try {
+    return Number(readFileSync(`${ROOT}.local/kafka/kafka.pid`, 'utf8').trim()) || null;
+  } catch {
+    return null;
+  }
+}
