@@ -8,8 +8,8 @@ import {
 } from '../../src/domain/device-record.js';
 import { computeEnergyFlow, serializeEnergyFlow } from '../../src/domain/energy-flow.js';
 import { parseTelemetryMessage } from '../../src/domain/event-parse.js';
-import { flowOf } from '../../src/read-model/flow-store.js';
 import { deviceField } from '../../src/read-model/keys.js';
+import { flowFromStoredDevices } from '../../src/read-model/stored-flow.js';
 import type { BenchContext } from '../lib/context.js';
 import { printRow, type Row } from '../lib/report.js';
 import { fullState, liveState, stateEvent } from '../workload/device-state.js';
@@ -104,8 +104,10 @@ export function microCases(ctx: BenchContext, w: Workload): void {
       'per event',
     ],
     [
-      'consumer: flowOf + serializeEnergyFlow, one installation',
-      timeNs((i) => serializeEnergyFlow(flowOf(at(installations, i), now, 3_600).data)),
+      'consumer: flowFromStoredDevices + serializeEnergyFlow, one installation',
+      timeNs((i) =>
+        serializeEnergyFlow(flowFromStoredDevices(at(installations, i), now, 3_600).data),
+      ),
       'per dirty installation per batch',
     ],
     [

@@ -2,9 +2,10 @@ import type { Redis } from 'ioredis';
 import type { DeviceRecord } from '../domain/device-record.js';
 import type { EnergyFlow } from '../domain/energy-flow.js';
 import { execOrThrow } from './exec.js';
-import { flowOf, toMap, writeFlow } from './flow-store.js';
+import { toMap, writeFlow } from './flow-store.js';
 import { deletionMarkerKey, type ReadModelKeys } from './keys.js';
 import { optimistic } from './optimistic.js';
+import { flowFromStoredDevices } from './stored-flow.js';
 
 // Devices hashes and the device index (internal `dev:<category>:<deviceId>` -> inst, first,
 // last, removed). One telemetry batch is one optimistic transaction over the index entries of
@@ -117,7 +118,10 @@ export function createDeviceStore(deps: {
         for (const id of result.dirty) {
           try {
             const hash = devices.get(id) ?? new Map();
-            flows.set(id, flowOf(hash, now, deps.onlineWindowSeconds, result.records));
+            flows.set(
+              id,
+              flowFromStoredDevices(hash, now, deps.onlineWindowSeconds, result.records),
+            );
           } catch (error) {
             corrupt.set(id, (error as Error).message);
           }

@@ -1,5 +1,4 @@
 import type { ChainableCommander, Redis } from 'ioredis';
-import type { DeviceRecord } from '../domain/device-record.js';
 import { type EnergyFlow, serializeEnergyFlow } from '../domain/energy-flow.js';
 import type { ReadModelKeys } from './keys.js';
 import { ContentionError, optimistic } from './optimistic.js';
@@ -12,19 +11,6 @@ import { flowFromStoredDevices } from './stored-flow.js';
 export type DevicesHash = ReadonlyMap<string, string>;
 
 export const flowScheduleKey = (keys: ReadModelKeys): string => keys.internal('flow-due');
-
-/**
- * Computes an installation's flow from its devices hash (field `<category>:<id>` -> JSON);
- * `parsed` holds records already in hand by their JSON, so they are not parsed again.
- */
-export function flowOf(
-  devices: DevicesHash,
-  nowMs: number,
-  onlineWindowSeconds: number,
-  parsed?: ReadonlyMap<string, DeviceRecord>,
-): EnergyFlow {
-  return flowFromStoredDevices(devices, nowMs, onlineWindowSeconds, parsed);
-}
 
 export function writeFlow(
   multi: ChainableCommander,
@@ -93,7 +79,7 @@ export function createFlowStore(deps: {
           ]);
           // No stored flow: the installation was deleted meanwhile; do not bring the key back.
           if (stored === 0) return { result: false, write: (multi) => forgetFlow(multi, keys, id) };
-          const flow = flowOf(toMap(hash), nowMs, deps.onlineWindowSeconds);
+          const flow = flowFromStoredDevices(toMap(hash), nowMs, deps.onlineWindowSeconds);
           return { result: true, write: (multi) => writeFlow(multi, keys, id, flow) };
         });
       } catch (error) {
