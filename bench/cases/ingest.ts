@@ -5,6 +5,7 @@ import { createRng, type Rng } from '../../consumers/tools/sim/random.js';
 import { deviceIndexKey } from '../../src/read-model/device-store.js';
 import { createKeys, deviceField } from '../../src/read-model/keys.js';
 import {
+  type BareClient,
   type BenchContext,
   type ConsumerTopics,
   startBareConsumer,
@@ -19,7 +20,8 @@ import { liveState, stateEvent } from '../workload/device-state.js';
 import type { DeviceSpec, Workload } from '../workload/plan.js';
 
 // Ingest cases: throughput of the project's consumer process against a bare kafkajs consumer on
-// the same topic (alternating), then produce-to-visible freshness at 50 % of that maximum.
+// the same topic (alternating), the bare consumer on @platformatic/kafka against the kafkajs one,
+// then produce-to-visible freshness at 50 % of the consumer process's maximum.
 
 /** The oldest pending probes polled per round, and the round's period. */
 const POLL_BATCH = 32;
@@ -88,11 +90,33 @@ async function measureConsumption(
   throw new Error(`group ${group} did not consume ${topic} in time`);
 }
 
+/** Runs a bare consumer (`bench/servers/`) on `topic` in a fresh group until it has committed `total`. */
+async function runBareConsumer(
+  ctx: BenchContext,
+  client: BareClient,
+  topic: string,
+  group: string,
+  total: number,
+): Promise<Consumption> {
+  const outFile = join(ctx.dir, `${group}.json`);
+  const bare = startBareConsumer(ctx, topic, group, total, outFile, client);
+  const code = await new Promise<number | null>((r) => bare.process.once('exit', r));
+  if (code !== 0) throw new Error(`bare ${client} consumer failed (exit ${code}); see ${ctx.dir}`);
+  const own = JSON.parse(readFileSync(outFile, 'utf8')) as {
+    rate: number;
+    seconds: number;
+    cpuSeconds: number;
+  };
+  // Its whole life's CPU over its consuming span: an upper bound, start-up and join included.
+  return { rate: own.rate, seconds: own.seconds, cores: own.cpuSeconds / own.seconds };
+}
+
 export async function ingestThroughput(ctx: BenchContext, setup: IngestSetup): Promise<number> {
   const section = 'ingest';
   const rng = createRng(ctx.opts.seed + 99);
   const base: Consumption[] = [];
   const cand: Consumption[] = [];
+  const platformatic: Consumption[] = [];
   const total = ctx.opts.ingestEvents;
   for (let i = 0; i < ctx.opts.alternations; i++) {
     const topic = `bench-${ctx.runId}-ingest-${i}`;
@@ -104,22 +128,19 @@ export async function ingestThroughput(ctx: BenchContext, setup: IngestSetup): P
       liveMessages(setup.workload, total, Date.now(), rng),
     );
 
-    const bareGroup = `bench-${ctx.runId}-bare-${i}`;
-    const bareOut = join(ctx.dir, `bare-${i}.json`);
-    const bare = startBareConsumer(ctx, topic, bareGroup, total, bareOut);
-    const code = await new Promise<number | null>((r) => bare.process.once('exit', r));
-    if (code !== 0) throw new Error(`bare consumer failed (exit ${code})`);
-    const own = JSON.parse(readFileSync(bareOut, 'utf8')) as {
-      rate: number;
-      seconds: number;
-      cpuSeconds: number;
-    };
-    // Its whole life's CPU over its consuming span: an upper bound, join included.
-    base.push({
-      rate: own.rate,
-      seconds: own.seconds,
-      cores: own.cpuSeconds / own.seconds,
-    });
+    // The two bare clients take turns going first, each in its own fresh group on the same topic.
+    const clients: BareClient[] =
+      i % 2 === 0 ? ['kafkajs', 'platformatic'] : ['platformatic', 'kafkajs'];
+    for (const client of clients) {
+      const measured = await runBareConsumer(
+        ctx,
+        client,
+        topic,
+        `bench-${ctx.runId}-bare-${client}-${i}`,
+        total,
+      );
+      (client === 'kafkajs' ? base : platformatic).push(measured);
+    }
 
     const group = `bench-${ctx.runId}-ingest-${i}`;
     const consumer = await startConsumerProcess(
@@ -140,11 +161,17 @@ export async function ingestThroughput(ctx: BenchContext, setup: IngestSetup): P
     cand.push(measured);
     await consumer.child.stop();
     console.log(
-      `  ingest run ${i + 1}: bare ${base.at(-1)?.rate.toFixed(0)} ev/s, consumers ${cand.at(-1)?.rate.toFixed(0)} ev/s`,
+      `  ingest run ${i + 1}: bare kafkajs ${base.at(-1)?.rate.toFixed(0)} ev/s, bare @platformatic/kafka ${platformatic.at(-1)?.rate.toFixed(0)} ev/s, consumers ${cand.at(-1)?.rate.toFixed(0)} ev/s`,
     );
   }
   const c = spread(cand.map((x) => x.rate));
   const b = spread(base.map((x) => x.rate));
+  const p = spread(platformatic.map((x) => x.rate));
+  const cores = (runs: readonly Consumption[]) =>
+    spread(runs.map((x) => x.cores)).median.toFixed(2);
+  // A bare consumer's CPU is its whole life's: in seconds, as its start-up can outweigh a short run.
+  const cpu = (runs: readonly Consumption[]) =>
+    spread(runs.map((x) => x.cores * x.seconds)).median.toFixed(2);
   const rows: Row[] = [
     {
       section,
@@ -154,7 +181,16 @@ export async function ingestThroughput(ctx: BenchContext, setup: IngestSetup): P
       baseline: b,
       ratio: c.median / b.median,
       target: '>= 0.7x',
-      note: `consumer process ${spread(cand.map((x) => x.cores)).median.toFixed(2)} cores while consuming; bare consumer ${spread(base.map((x) => x.seconds)).median.toFixed(2)} s per run (times itself from GROUP_JOIN); consumer process timed from /readyz (polled every 50 ms)`,
+      note: `consumer process ${cores(cand)} cores while consuming; bare consumer ${spread(base.map((x) => x.seconds)).median.toFixed(2)} s per run (times itself from GROUP_JOIN); consumer process timed from /readyz (polled every 50 ms)`,
+    },
+    {
+      section,
+      name: `bare consumer events/s, @platformatic/kafka vs kafkajs (same topics, fresh groups, ${total} per run)`,
+      unit: 'events/s',
+      candidate: p,
+      baseline: b,
+      ratio: p.median / b.median,
+      note: `both discard and commit by hand after each batch (kafkajs: eachBatch, one commit per partition batch; @platformatic/kafka: stream, one commit per fetch, fetching on meanwhile; kafkajs' fetch sizes for both), timed from joining the group; CPU per run, whole life (start-up included): @platformatic/kafka ${cpu(platformatic)} s, kafkajs ${cpu(base)} s`,
     },
   ];
   for (const row of rows) {

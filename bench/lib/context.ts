@@ -129,18 +129,27 @@ export async function startConsumerProcess(
   return { child, healthOrigin };
 }
 
+/** The Kafka clients a bare consumer (`bench/servers/`) exists for. */
+export type BareClient = 'kafkajs' | 'platformatic';
+
+const BARE_CONSUMER_SCRIPTS: Record<BareClient, string> = {
+  kafkajs: 'bench/servers/bare-consumer.ts',
+  platformatic: 'bench/servers/bare-consumer-platformatic.ts',
+};
+
 export function startBareConsumer(
   ctx: BenchContext,
   topic: string,
   group: string,
   total: number,
   outFile: string,
+  client: BareClient = 'kafkajs',
 ): Child {
   return track(
     ctx,
     startChild({
-      name: 'bare-consumer',
-      script: 'bench/servers/bare-consumer.ts',
+      name: client === 'kafkajs' ? 'bare-consumer' : `bare-consumer-${client}`,
+      script: BARE_CONSUMER_SCRIPTS[client],
       args: [KAFKA_BROKERS, topic, group, String(total), outFile],
       logDir: ctx.dir,
     }),
