@@ -34,9 +34,11 @@ export function buildApi(deps: ApiDeps): FastifyInstance {
     exposeHeadRoutes: false,
   });
   const metrics = createApiMetrics();
-  app.addHook('onResponse', async (request, reply) => {
+  // Callback style: no promise per request for a hook that never awaits.
+  app.addHook('onResponse', (request, reply, done) => {
     const route = request.routeOptions.url ?? 'unmatched';
     metrics.observe(route, request.method, reply.statusCode, reply.elapsedTime / 1000);
+    done();
   });
 
   registerHttpErrors(app);

@@ -1,17 +1,30 @@
 import type { Redis } from 'ioredis';
-import { execOrThrow } from '../../src/read-model/exec.js';
-import type { ReadModelKeys } from '../../src/read-model/keys.js';
-import { parseInstallationField } from '../../src/read-model/keys.js';
+import {
+  installationField,
+  parseInstallationField,
+  type ReadModelKeys,
+} from '../../src/read-model/keys.js';
 import { isViewLive } from './access-check.js';
-import { type ApiPipeline, apiPipeline, defineApiScripts } from './api-scripts.js';
+import { hgetallFlat, withApiScripts } from './api-scripts.js';
+import { writeBatcher } from './write-batching.js';
 
-// Every read the API makes, each in one Redis round trip: the key view (auth) and the
-// installation's data (access + payload) travel in one pipeline.
+// Every read the API makes. A successful read is one command: the per-installation script's
+// acl entry proves the key live (the consumers drop it in the same MULTI as the key view
+// whenever the key, its application or its access ends, and it carries the key's expiry), and
+// getInstallations reads the key view, which carries the key's liveness itself. Only when the
+// script answers nil is the key view read, to tell 401 from 404: a missing and an inaccessible
+// installation both take that same second command.
 
 export type Access<T> =
   | { readonly kind: 'unauthorized' }
   | { readonly kind: 'absent' }
   | { readonly kind: 'ok'; readonly value: T };
+
+/** One installation of a key view: its id and its stored JSON bytes. */
+export interface StoredInstallation {
+  readonly id: number;
+  readonly json: Buffer;
+}
 
 export interface StoredFlow {
   readonly data: string;
@@ -23,68 +36,81 @@ export interface StoredFlow {
 export interface ApiReader {
   /** Whether the key is live at `nowMs` (used when parameters are bad: auth answers first). */
   keyLive(keyHash: string, nowMs: number): Promise<boolean>;
-  /** Installation JSON strings of every installation the key may read, keyed by id. */
-  installations(keyHash: string, nowMs: number): Promise<Access<Map<number, string>>>;
-  devices(keyHash: string, id: number, nowMs: number): Promise<Access<readonly string[]>>;
+  /** Every installation the key may read, in no particular order. */
+  installations(keyHash: string, nowMs: number): Promise<Access<StoredInstallation[]>>;
+  /** The devices hash as flat field/value pairs of stored bytes. */
+  devices(keyHash: string, id: number, nowMs: number): Promise<Access<readonly Buffer[]>>;
   flow(keyHash: string, id: number, nowMs: number): Promise<Access<StoredFlow>>;
 }
 
-export function createApiReader(redis: Redis, keys: ReadModelKeys): ApiReader {
-  defineApiScripts(redis);
+const UNAUTHORIZED = { kind: 'unauthorized' } as const;
+const ABSENT = { kind: 'absent' } as const;
 
-  async function readWithView(
-    keyHash: string,
-    nowMs: number,
-    add: (p: ApiPipeline) => void,
-  ): Promise<{ live: boolean; payload: unknown }> {
-    const pipeline = apiPipeline(redis);
-    pipeline.hmget(keys.keyView(keyHash), 'app', 'exp');
-    add(pipeline);
-    const [view, payload] = await execOrThrow(pipeline);
-    const [app, exp] = view as [string | null, string | null];
-    return { live: isViewLive(app, exp, nowMs), payload };
+export function createApiReader(connection: Redis, keys: ReadModelKeys): ApiReader {
+  const redis = withApiScripts(connection);
+  // Only reads with small replies share socket writes: batching the large ones (devices, key
+  // views) measured slower, their replies then arrive in one burst instead of as they are ready.
+  const hold = writeBatcher(redis);
+
+  async function keyLive(keyHash: string, nowMs: number): Promise<boolean> {
+    hold();
+    const [app, exp] = await redis.hmget(keys.keyView(keyHash), 'app', 'exp');
+    return isViewLive(app ?? null, exp ?? null, nowMs);
+  }
+
+  /** The script answered nil: no live grant, or no installation. The key view decides which. */
+  async function refused(keyHash: string, nowMs: number) {
+    return (await keyLive(keyHash, nowMs)) ? ABSENT : UNAUTHORIZED;
   }
 
   return {
-    async keyLive(keyHash, nowMs) {
-      const [app, exp] = await redis.hmget(keys.keyView(keyHash), 'app', 'exp');
-      return isViewLive(app ?? null, exp ?? null, nowMs);
-    },
+    keyLive,
 
     async installations(keyHash, nowMs) {
-      const view = await redis.hgetall(keys.keyView(keyHash));
-      if (!isViewLive(view.app ?? null, view.exp ?? null, nowMs)) return { kind: 'unauthorized' };
-      const byId = new Map<number, string>();
-      for (const [field, json] of Object.entries(view)) {
-        const id = parseInstallationField(field);
-        if (id !== null) byId.set(id, json);
+      const flat = await hgetallFlat(redis, keys.keyView(keyHash));
+      let app: string | null = null;
+      let exp: string | null = null;
+      const list: StoredInstallation[] = [];
+      for (let i = 0; i + 1 < flat.length; i += 2) {
+        const field = flat[i] as Buffer;
+        const value = flat[i + 1] as Buffer;
+        const id = installationIdOf(field);
+        if (id !== null) {
+          list.push({ id, json: value });
+          continue;
+        }
+        const name = field.toString('latin1');
+        if (name === 'app') app = value.toString('latin1');
+        else if (name === 'exp') exp = value.toString('latin1');
       }
-      return { kind: 'ok', value: byId };
+      if (!isViewLive(app, exp, nowMs)) return UNAUTHORIZED;
+      return { kind: 'ok', value: list };
     },
 
     async devices(keyHash, id, nowMs) {
-      const { live, payload } = await readWithView(keyHash, nowMs, (p) =>
-        p.apiReadDevices(keys.acl(id), keys.installation(id), keys.devices(id), keyHash, nowMs),
+      const pairs = await redis.apiReadDevicesBuffer(
+        keys.acl(id),
+        keys.installation(id),
+        keys.devices(id),
+        keyHash,
+        nowMs,
       );
-      if (!live) return { kind: 'unauthorized' };
-      if (payload === null) return { kind: 'absent' };
-      return { kind: 'ok', value: payload as string[] };
+      if (pairs === null) return refused(keyHash, nowMs);
+      return { kind: 'ok', value: pairs };
     },
 
     async flow(keyHash, id, nowMs) {
-      const { live, payload } = await readWithView(keyHash, nowMs, (p) =>
-        p.apiReadFlow(
-          keys.acl(id),
-          keys.installation(id),
-          keys.flow(id),
-          keys.devices(id),
-          keyHash,
-          nowMs,
-        ),
+      hold();
+      const reply = await redis.apiReadFlow(
+        keys.acl(id),
+        keys.installation(id),
+        keys.flow(id),
+        keys.devices(id),
+        keyHash,
+        nowMs,
       );
-      if (!live) return { kind: 'unauthorized' };
-      if (payload === null) return { kind: 'absent' };
-      const [data, validUntil, ...devices] = payload as string[];
+      if (reply === null) return refused(keyHash, nowMs);
+      const [data, validUntil, ...devices] = reply;
       const validUntilMs = Number(validUntil);
       const expired = validUntilMs !== 0 && validUntilMs < nowMs;
       return {
@@ -93,4 +119,28 @@ export function createApiReader(redis: Redis, keys: ReadModelKeys): ApiReader {
       };
     },
   };
+}
+
+// installationField(id) is a fixed prefix and the decimal id.
+const FIELD_PREFIX = Buffer.from(installationField(0).slice(0, -1), 'latin1');
+
+/**
+ * parseInstallationField on the reply's bytes, without a string per field (a key view holds
+ * one field per installation). Digits beyond what the loop reads exactly take the string path.
+ */
+function installationIdOf(field: Buffer): number | null {
+  const start = FIELD_PREFIX.length;
+  for (let i = 0; i < start; i++) if (field[i] !== FIELD_PREFIX[i]) return null;
+  const negative = field[start] === 0x2d;
+  const first = negative ? start + 1 : start;
+  if (field.length === first || field.length - first > 15) {
+    return parseInstallationField(field.toString('latin1'));
+  }
+  let id = 0;
+  for (let i = first; i < field.length; i++) {
+    const digit = (field[i] as number) - 0x30;
+    if (digit < 0 || digit > 9) return parseInstallationField(field.toString('latin1'));
+    id = id * 10 + digit;
+  }
+  return negative ? -id : id;
 }

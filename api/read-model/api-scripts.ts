@@ -1,8 +1,10 @@
-import type { ChainableCommander, Redis } from 'ioredis';
+import { Command, type Redis } from 'ioredis';
 import { defineScripts, loadScript } from '../../src/read-model/lua-scripts.js';
 
-// The API's Lua scripts, registered once per connection with defineCommand (ioredis sends
-// EVAL on first use per socket, EVALSHA afterwards: one round trip either way).
+// The API's Redis commands: its Lua scripts, registered once per connection with defineCommand
+// (ioredis sends EVAL on first use per socket, EVALSHA afterwards: one round trip either way),
+// and HGETALL as the flat reply Redis sends. The `…Buffer` variants answer the stored bytes
+// undecoded, so a body is built from them without a UTF-8 decode and re-encode.
 
 const dir = new URL('../lua/', import.meta.url);
 const SCRIPTS = {
@@ -12,16 +14,24 @@ const SCRIPTS = {
 
 type Args = [...keys: string[], keyHash: string, nowMs: number];
 
-/** A pipeline that knows the API's scripts. */
-export interface ApiPipeline extends ChainableCommander {
-  apiReadDevices(...args: Args): ApiPipeline;
-  apiReadFlow(...args: Args): ApiPipeline;
+export interface ApiRedis extends Redis {
+  apiReadDevicesBuffer(...args: Args): Promise<Buffer[] | null>;
+  apiReadFlow(...args: Args): Promise<string[] | null>;
 }
 
-export function defineApiScripts(redis: Redis): void {
+export function withApiScripts(redis: Redis): ApiRedis {
   defineScripts(redis, SCRIPTS);
+  return redis as ApiRedis;
 }
 
-export function apiPipeline(redis: Redis): ApiPipeline {
-  return redis.pipeline() as ApiPipeline;
+/** ioredis turns an HGETALL reply into an object (a cost per field); this keeps Redis's array. */
+class FlatReplyCommand extends Command {
+  override transformReply(result: Buffer | Buffer[]): Buffer | Buffer[] {
+    return result;
+  }
+}
+
+/** HGETALL as `[field, value, field, value, …]` Buffers; `[]` for a missing hash. */
+export function hgetallFlat(redis: Redis, key: string): Promise<Buffer[]> {
+  return redis.sendCommand(new FlatReplyCommand('hgetall', [key])) as Promise<Buffer[]>;
 }

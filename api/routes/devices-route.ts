@@ -4,7 +4,7 @@ import { registerInstallationRoute } from './installation-route.js';
 import type { RouteContext } from './route-context.js';
 
 export function registerDevicesRoute(app: FastifyInstance, ctx: RouteContext): void {
-  registerInstallationRoute<readonly string[]>(app, ctx, {
+  registerInstallationRoute<readonly Buffer[]>(app, ctx, {
     url: '/getInstallationDevices',
     read: (c, keyHash, id, nowMs) => c.reader.devices(keyHash, id, nowMs),
     body: (_c, id, pairs) => devicesBody(id, pairs),

@@ -1,33 +1,63 @@
-import type { DeviceCategory } from '../../src/domain/device-fields.js';
 import { CATEGORY_ARRAY_NAME, DEVICE_CATEGORIES } from '../../src/domain/device-fields.js';
 import { parseDeviceField } from '../../src/read-model/keys.js';
-import { fieldValuePairs } from '../../src/read-model/stored-flow.js';
+import type { StoredInstallation } from '../read-model/api-reader.js';
 
 // Success bodies built from the stored JSON by concatenation: the bytes the consumer wrote are
-// the bytes the client reads, with no parse and re-serialize on the way.
+// the bytes the client reads, with no parse and re-serialize on the way. The list bodies are
+// joined as Buffers, straight from Redis's reply, without a UTF-8 decode and re-encode.
+
+const ascii = (text: string) => Buffer.from(text, 'latin1');
+const COMMA = ascii(',');
+const INSTALLATIONS_OPEN = ascii('{"valid":true,"installations":[');
+const INSTALLATIONS_CLOSE = ascii(']}');
+const CATEGORY_OPEN = DEVICE_CATEGORIES.map((c) => ascii(`,"${CATEGORY_ARRAY_NAME[c]}":[`));
+const CATEGORY_INDEX = new Map<string, number>(DEVICE_CATEGORIES.map((c, i) => [c, i]));
+const CATEGORY_CLOSE = ascii(']');
+const DEVICES_CLOSE = ascii('}');
+
+const byId = (a: { readonly id: number }, b: { readonly id: number }) => a.id - b.id;
 
 /** `{"valid":true,"installations":[…]}` by ascending installation id. */
-export function installationsBody(byId: ReadonlyMap<number, string>): string {
-  const ids = [...byId.keys()].sort((a, b) => a - b);
-  return `{"valid":true,"installations":[${ids.map((id) => byId.get(id)).join(',')}]}`;
+export function installationsBody(installations: StoredInstallation[]): Buffer {
+  installations.sort(byId);
+  const parts: Buffer[] = [INSTALLATIONS_OPEN];
+  for (let i = 0; i < installations.length; i++) {
+    if (i > 0) parts.push(COMMA);
+    parts.push((installations[i] as StoredInstallation).json);
+  }
+  parts.push(INSTALLATIONS_CLOSE);
+  return Buffer.concat(parts);
 }
 
-/** Groups the devices hash (flat field/value pairs) by category, each by ascending device id. */
-export function devicesBody(installationId: number, pairs: readonly string[]): string {
-  const groups = new Map<DeviceCategory, Array<[number, string]>>();
-  for (const [field, json] of fieldValuePairs(pairs)) {
-    const parsed = parseDeviceField(field);
-    if (!parsed) continue;
-    const list = groups.get(parsed.category) ?? [];
-    list.push([parsed.deviceId, json]);
-    groups.set(parsed.category, list);
+interface StoredDevice {
+  readonly id: number;
+  readonly json: Buffer;
+}
+
+/**
+ * The devices hash (flat field/value pairs) grouped by category in the spec's order, each by
+ * ascending device id.
+ */
+export function devicesBody(installationId: number, pairs: readonly Buffer[]): Buffer {
+  const groups: StoredDevice[][] = DEVICE_CATEGORIES.map(() => []);
+  for (let i = 0; i + 1 < pairs.length; i += 2) {
+    const field = parseDeviceField((pairs[i] as Buffer).toString('latin1'));
+    if (!field) continue;
+    const group = groups[CATEGORY_INDEX.get(field.category) as number] as StoredDevice[];
+    group.push({ id: field.deviceId, json: pairs[i + 1] as Buffer });
   }
-  let body = `{"valid":true,"installationId":${installationId}`;
-  for (const category of DEVICE_CATEGORIES) {
-    const list = (groups.get(category) ?? []).sort((a, b) => a[0] - b[0]);
-    body += `,"${CATEGORY_ARRAY_NAME[category]}":[${list.map((d) => d[1]).join(',')}]`;
+  const parts: Buffer[] = [ascii(`{"valid":true,"installationId":${installationId}`)];
+  for (let c = 0; c < groups.length; c++) {
+    const group = (groups[c] as StoredDevice[]).sort(byId);
+    parts.push(CATEGORY_OPEN[c] as Buffer);
+    for (let d = 0; d < group.length; d++) {
+      if (d > 0) parts.push(COMMA);
+      parts.push((group[d] as StoredDevice).json);
+    }
+    parts.push(CATEGORY_CLOSE);
   }
-  return `${body}}`;
+  parts.push(DEVICES_CLOSE);
+  return Buffer.concat(parts);
 }
 
 export function energyFlowBody(installationId: number, dataJson: string): string {

@@ -11,7 +11,7 @@ import { authenticatedRoute, type Params, type RouteContext } from './route-cont
 export interface InstallationRead<T> {
   readonly url: string;
   read(ctx: RouteContext, keyHash: string, id: number, nowMs: number): Promise<Access<T>>;
-  body(ctx: RouteContext, id: number, value: T, nowMs: number): string;
+  body(ctx: RouteContext, id: number, value: T, nowMs: number): string | Buffer;
 }
 
 export function registerInstallationRoute<T>(

@@ -31,7 +31,7 @@ export function guarded(failure: ErrorCode, handler: Handler): Handler {
 
 /**
  * Route options of an authenticated read: the key's format is checked before the body is read,
- * its liveness in the handler's one round trip. A body Fastify refuses (415, 413, 400) is
+ * its liveness by the handler's read. A body Fastify refuses (415, 413, 400) is
  * explained only to a live key, at the cost of one lookup on that error path; any other key
  * gets the 401 it would get without a body.
  */

@@ -101,6 +101,38 @@ describe('API authentication', () => {
     }
   });
 
+  it('stops a per-installation read as soon as the key or its access ends, each way it can', async () => {
+    // The script's acl entry alone proves the key live on the success path: every way a key
+    // stops working must take that entry away with the key view.
+    const devices = '/getInstallationDevices?installationId=101';
+    const flow = '/getInstallationCurrentEnergyFlow?installationId=101';
+    const statuses = async (apiKey: string) =>
+      Promise.all(
+        [devices, flow].map(async (url) => (await get(url, { 'api-key': apiKey })).statusCode),
+      );
+    const ended: Array<[string, (key: string) => Promise<void>, number]> = [
+      ['revoked', (key) => api.seed.revokeKey(key), 401],
+      ['application disabled', (key) => api.seed.disableApplication(key), 401],
+      ['application deleted', (key) => api.seed.deleteApplication(key), 401],
+      ['rotated away', (key) => api.seed.rotateKey(key, newApiKey()), 401],
+      ['membership removed', (key) => api.seed.removeMembership(key, inst.id), 404],
+      ['grant removed', (key) => api.seed.removeGrant(key, inst.id), 404],
+    ];
+    let app = 20;
+    for (const [name, end, status] of ended) {
+      const key = newApiKey();
+      await api.seed.liveKey(key, { app: app++, installations: [inst] });
+      expect(await statuses(key), name).toEqual([200, 200]);
+      await end(key);
+      expect(await statuses(key), name).toEqual([status, status]);
+    }
+    const rotated = newApiKey();
+    const replacement = newApiKey();
+    await api.seed.liveKey(rotated, { app: app++, installations: [inst] });
+    await api.seed.rotateKey(rotated, replacement);
+    expect(await statuses(replacement)).toEqual([200, 200]);
+  });
+
   it('treats the expiry instant itself as expired', async () => {
     const now = Date.now() + 60_000;
     const key = newApiKey();

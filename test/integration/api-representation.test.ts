@@ -19,6 +19,8 @@ describe('API representation', () => {
     installation(30),
     installation(7, { type: 'commercial', creationDate: null }),
     installation(12),
+    // Non-ASCII text: the bodies are joined from stored bytes, never decoded and re-encoded.
+    installation(40, { name: 'Zürich – Ōsaka ☀', city: 'Liège' }),
   ];
   const t0 = nowMs;
 
@@ -47,6 +49,14 @@ describe('API representation', () => {
   const offlineRelay = device('relay', 1, 30, t0 - (windowS + 60) * 1000);
   // A device lives in one installation at a time: installation 12 gets a relay of its own.
   const otherOfflineRelay = device('relay', 4, 12, t0 - (windowS + 60) * 1000);
+  // Installation 40: ids whose text order differs from their numeric order, non-ASCII values.
+  const mixed = [
+    { category: 'relay', record: device('relay', 100, 40, t0 - 1_000) },
+    { category: 'inverter', record: device('inverter', 10, 40, t0 - 1_000, { model: 'Wärme ☀' }) },
+    { category: 'evCharger', record: device('evCharger', 3, 40, t0 - 1_000) },
+    { category: 'inverter', record: device('inverter', 9, 40, t0 - 1_000, { model: 'Ōsaka' }) },
+    { category: 'relay', record: device('relay', 20, 40, t0 - 1_000) },
+  ] as const;
 
   beforeAll(async () => {
     await api.ready();
@@ -65,6 +75,7 @@ describe('API representation', () => {
       windowS,
     );
     await api.seed.devices(12, [{ category: 'relay', record: otherOfflineRelay }], t0, windowS);
+    await api.seed.devices(40, mixed, t0, windowS);
   });
   afterAll(() => api.close());
 
@@ -73,7 +84,10 @@ describe('API representation', () => {
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toMatch(/^application\/json/);
     const sorted = [...inst].sort((a, b) => a.id - b.id).map(serializeInstallation);
-    expect(res.body).toBe(`{"valid":true,"installations":[${sorted.join(',')}]}`);
+    const expected = `{"valid":true,"installations":[${sorted.join(',')}]}`;
+    expect(res.body).toBe(expected);
+    expect(res.rawPayload.equals(Buffer.from(expected, 'utf8'))).toBe(true);
+    expect(res.headers['content-length']).toBe(String(Buffer.byteLength(expected)));
     expect(res.json().installations[0].creationDate).toBeNull();
     expect(res.json().installations[1].creationDate).toBe('2024-01-02T03:04:05+00:00');
   });
@@ -98,6 +112,22 @@ describe('API representation', () => {
     expect(Object.keys(body.inverters[0])).toEqual(DEVICE_FIELD_NAMES.inverter);
     expect(res.body).toContain(serializeDevice('battery', battery));
     expect(body.inverters[0].lastSeenDate).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+00:00$/);
+  });
+
+  it('writes the stored device bytes exactly, by category in spec order, then numeric id', async () => {
+    const res = await get('/getInstallationDevices?installationId=40');
+    const stored = (i: number) => {
+      const d = mixed[i] as (typeof mixed)[number];
+      return serializeDevice(d.category, d.record);
+    };
+    const expected =
+      `{"valid":true,"installationId":40,"inverters":[${stored(3)},${stored(1)}],` +
+      `"batteries":[],"energyMeters":[],"evChargers":[${stored(2)}],` +
+      `"relays":[${stored(4)},${stored(0)}],"boilers":[]}`;
+    expect(res.body).toBe(expected);
+    expect(res.rawPayload.equals(Buffer.from(expected, 'utf8'))).toBe(true);
+    expect(res.headers['content-length']).toBe(String(Buffer.byteLength(expected)));
+    expect(res.headers['content-type']).toMatch(/^application\/json/);
   });
 
   it('serves empty arrays for an installation without devices', async () => {

@@ -41,6 +41,13 @@ export interface Seeder {
   revokeKey(apiKey: string): Promise<void>;
   /** Removes the grant of the key's application for one installation. */
   removeGrant(apiKey: string, installationId: number): Promise<void>;
+  /** Removes the owner's membership of one installation (the key's application keeps its grant). */
+  removeMembership(apiKey: string, installationId: number): Promise<void>;
+  /** Upserts the key's application as disabled. */
+  disableApplication(apiKey: string): Promise<void>;
+  deleteApplication(apiKey: string): Promise<void>;
+  /** Re-creates the key's keyId with another key (a new hash): the old key stops working. */
+  rotateKey(apiKey: string, newApiKey: string): Promise<void>;
 }
 
 export function createSeeder(redis: Redis, prefix: string): Seeder {
@@ -57,6 +64,11 @@ export function createSeeder(redis: Redis, prefix: string): Seeder {
   };
   const at = () => new Date(occurred()).toISOString();
   const keyIdOf = (hash: string) => `key-${hash.slice(0, 16)}`;
+  const appOf = (apiKey: string) => {
+    const app = appOfKey.get(apiKey);
+    if (app === undefined) throw new Error('a key this seeder did not create');
+    return app;
+  };
 
   async function applyFacts(events: readonly AccessEvent[]): Promise<void> {
     const apps = new Map<number, string[]>();
@@ -131,10 +143,45 @@ export function createSeeder(redis: Redis, prefix: string): Seeder {
       ]);
     },
     async removeGrant(apiKey, installationId) {
-      const app = appOfKey.get(apiKey);
-      if (app === undefined) throw new Error('removeGrant of a key this seeder did not create');
+      const app = appOf(apiKey);
       await applyFacts([
         { type: 'grant.removed', occurredAt: at(), applicationId: app, installationId },
+      ]);
+    },
+    async removeMembership(apiKey, installationId) {
+      const userId = 1_000_000 + appOf(apiKey);
+      await applyFacts([{ type: 'membership.removed', occurredAt: at(), userId, installationId }]);
+    },
+    async disableApplication(apiKey) {
+      const app = appOf(apiKey);
+      await applyFacts([
+        {
+          type: 'application.upserted',
+          occurredAt: at(),
+          applicationId: app,
+          owner: { type: 'user', id: 1_000_000 + app },
+          enabled: false,
+        },
+      ]);
+    },
+    async deleteApplication(apiKey) {
+      await applyFacts([
+        { type: 'application.deleted', occurredAt: at(), applicationId: appOf(apiKey) },
+      ]);
+    },
+    async rotateKey(apiKey, newApiKey) {
+      const app = appOf(apiKey);
+      const newHash = hashApiKey(newApiKey);
+      appOfKey.set(newApiKey, app);
+      await applyFacts([
+        {
+          type: 'apiKey.created',
+          occurredAt: at(),
+          keyId: keyIdOf(hashApiKey(apiKey)),
+          applicationId: app,
+          keyHash: newHash,
+          expiresAt: null,
+        },
       ]);
     },
   };
