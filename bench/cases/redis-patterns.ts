@@ -1,19 +1,19 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { hashApiKey } from '../../src/domain/access-rule.js';
 import { createKeys } from '../../src/read-model/keys.js';
+import { loadScript } from '../../src/read-model/lua-scripts.js';
 import type { BenchContext } from '../lib/context.js';
 import { selfCpuSeconds } from '../lib/cpu.js';
-import { ROOT } from '../lib/processes.js';
 import { printRow, type Row } from '../lib/report.js';
 import { REDIS_URL } from '../lib/stack.js';
 import { spread } from '../lib/stats.js';
 import type { Workload } from '../workload/plan.js';
 
 // The API's Redis access for getInstallationCurrentEnergyFlow, in isolation: 64 concurrent
-// callers in this process, each doing what one request does, as shipped (explicit pipeline of
-// HMGET keyView + the read-flow script) against alternatives. Uses api/lua/read-flow-4.lua as is.
+// callers in this process, each doing what one request does: the pipeline of HMGET keyView + the
+// read-flow script the API used to send (the reference) against alternatives, one of them the
+// API's current path (EVALSHA alone). Uses api/lua/read-flow-4.lua
+// through the project's loader, so its access check is included.
 
 type Pattern = (keyHash: string, id: number) => Promise<unknown>;
 
@@ -23,11 +23,12 @@ export async function redisPatternCases(
   prefix: string,
 ): Promise<void> {
   const keys = createKeys(prefix);
-  const lua = readFileSync(join(ROOT, 'api/lua/read-flow-4.lua'), 'utf8');
+  const readFlow = loadScript(new URL('../../api/lua/', import.meta.url), 'read-flow-4.lua', {
+    readOnly: true,
+  });
   const plain = new Redis(REDIS_URL);
   const auto = new Redis(REDIS_URL, { enableAutoPipelining: true });
-  for (const c of [plain, auto])
-    c.defineCommand('readFlow', { numberOfKeys: 4, lua, readOnly: true });
+  for (const c of [plain, auto]) c.defineCommand('readFlow', readFlow);
   type WithScript = Redis & { readFlow(...args: Array<string | number>): Promise<unknown> };
   const args = (c: Redis, h: string, id: number) =>
     (c as WithScript).readFlow(
@@ -41,7 +42,7 @@ export async function redisPatternCases(
   const pairs = w.pairs.map(([key, id]) => [hashApiKey(key), id] as const);
   const patterns: Array<[string, Pattern]> = [
     [
-      'explicit pipeline: HMGET keyView + EVALSHA (as shipped)',
+      'explicit pipeline: HMGET keyView + EVALSHA (the API before)',
       async (h, id) => {
         const p = plain.pipeline();
         p.hmget(keys.keyView(h), 'app', 'exp');
@@ -57,7 +58,7 @@ export async function redisPatternCases(
       },
     ],
     [
-      'EVALSHA alone (acl entry proves the key live; keyView only on a miss)',
+      'EVALSHA alone (as shipped: acl entry proves the key live; keyView only on a miss)',
       (h, id) => args(plain, h, id),
     ],
     [
@@ -101,7 +102,7 @@ export async function redisPatternCases(
       candidate: rate,
       baseline: reference,
       ratio: rate.median / reference.median,
-      note: `client CPU ${spread(results[j]?.cpu ?? []).median.toFixed(1)} µs/op; baseline column = as shipped`,
+      note: `client CPU ${spread(results[j]?.cpu ?? []).median.toFixed(1)} µs/op; baseline column = the API before`,
     };
     ctx.rows.push(row);
     printRow(row);
