@@ -68,6 +68,7 @@ export async function startConsumers(deps: ConsumerDeps): Promise<ConsumerApp> {
     topic: string,
     role: string,
     projector: Parameters<typeof createTopicRunner>[0]['projector'],
+    concurrentPartitions = 1,
   ) =>
     createTopicRunner({
       kafka,
@@ -78,6 +79,7 @@ export async function startConsumers(deps: ConsumerDeps): Promise<ConsumerApp> {
       metrics,
       logger,
       retry,
+      concurrentPartitions,
     });
 
   const installationsConn = dedicated();
@@ -110,12 +112,15 @@ export async function startConsumers(deps: ConsumerDeps): Promise<ConsumerApp> {
       'telemetry',
       createTelemetryProjector({
         topic: config.topics.telemetry,
-        store: createDeviceStore({ conn: dedicated(), keys, onlineWindowSeconds }),
+        stores: Array.from({ length: config.consumer.telemetryConcurrency }, () =>
+          createDeviceStore({ conn: dedicated(), keys, onlineWindowSeconds }),
+        ),
         clock,
         futureSkewSeconds,
         metrics,
         logger,
       }),
+      config.consumer.telemetryConcurrency,
     ),
   ];
   await Promise.all(runners.map((r) => r.start()));

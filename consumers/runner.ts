@@ -37,6 +37,8 @@ export function createTopicRunner(deps: {
   metrics: ConsumerMetrics;
   logger: Logger;
   retry: RetryPolicy;
+  /** Partition batches projected at once; the projector must allow it (default 1). */
+  concurrentPartitions?: number;
 }): TopicRunner {
   const { topic, metrics } = deps;
   const logger = deps.logger.child({ topic });
@@ -54,6 +56,7 @@ export function createTopicRunner(deps: {
         groupId: deps.groupId,
         topics: [topic],
         fromBeginning: true,
+        ...(deps.concurrentPartitions ? { concurrentPartitions: deps.concurrentPartitions } : {}),
       });
       await consumer.start(async (batch, ctx) => {
         const end = metrics.batchDuration.startTimer({ topic });

@@ -6,7 +6,7 @@ import {
   type DeviceMeta,
   type DeviceRecord,
   futureSkewRejection,
-  parseStoredDevice,
+  readStoredDevice,
   serializeDevice,
 } from '../src/domain/device-record.js';
 import type { TelemetryEvent } from '../src/domain/events.js';
@@ -128,7 +128,7 @@ function applyState(
   const observedMs = parseDateTime(event.observedAt) ?? Number.NaN;
   if (entry?.removed != null && observedMs < entry.removed) return { kind: 'stale' };
   if (deletedSince(view, event.installationId, observedMs)) return { kind: 'stale' };
-  const current = json === undefined ? null : parseStoredDevice(event.category, json);
+  const current = json === undefined ? null : readStoredDevice(event.category, json);
   const meta: DeviceMeta | undefined =
     current && entry?.first != null && entry.last != null
       ? { firstSeenMs: entry.first, lastSeenMs: entry.last }

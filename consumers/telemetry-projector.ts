@@ -5,6 +5,7 @@ import { CorruptStoredDataError, type DeviceStore } from '../src/read-model/devi
 import type { Rejection } from './dead-letter.js';
 import type { KafkaBatch, KafkaMessage } from './kafka/client.js';
 import type { ConsumerMetrics } from './metrics.js';
+import { createPool } from './pool.js';
 import type { BatchOutcome, Projector } from './runner.js';
 import {
   deviceFieldOf,
@@ -14,19 +15,22 @@ import {
 } from './telemetry-batch.js';
 
 // device-telemetry.v1: parse, then apply the whole batch in one transaction, which also
-// recomputes the flow of every installation it touched once. An installation whose stored
+// recomputes the flow of every installation it touched once. Batches of different partitions
+// run at once, each with a store (a Redis connection) of its own. An installation whose stored
 // devices cannot be read back fails alone: the events that touched it are dead-lettered and the
 // rest of the batch is applied.
 
 export function createTelemetryProjector(deps: {
   topic: string;
-  store: DeviceStore;
+  /** One per batch projected at once (each on a Redis connection of its own). */
+  stores: readonly DeviceStore[];
   clock: () => number;
   futureSkewSeconds: number;
   metrics: ConsumerMetrics;
   logger: Logger;
 }): Projector {
   const { topic, metrics } = deps;
+  const stores = createPool(deps.stores);
   return {
     async project(batch: KafkaBatch): Promise<BatchOutcome> {
       const rejections: Rejection[] = [];
@@ -47,19 +51,28 @@ export function createTelemetryProjector(deps: {
       const outcomes = new Map<KafkaMessage, EventOutcome>();
       while (pending.length > 0) {
         const events = pending.map((a) => a.event);
+        // Where each device is looked for when it has no index entry: its events' installations.
+        const origins = new Map<string, Set<number>>();
+        for (const e of events) {
+          const field = deviceFieldOf(e);
+          origins.set(field, (origins.get(field) ?? new Set<number>()).add(e.installationId));
+        }
         let last: TelemetryPlan | null = null;
         try {
-          const plan = await deps.store.transact(
-            [...new Set(events.map(deviceFieldOf))],
-            [...new Set(events.map((e) => e.installationId))],
-            (view) => {
-              last = planTelemetryBatch(view, events, {
-                nowMs: deps.clock(),
-                futureSkewSeconds: deps.futureSkewSeconds,
-              });
-              return last;
-            },
-            deps.clock,
+          const plan = await stores.use((store) =>
+            store.transact(
+              [...origins.keys()],
+              [...new Set(events.map((e) => e.installationId))],
+              (view) => {
+                last = planTelemetryBatch(view, events, {
+                  nowMs: deps.clock(),
+                  futureSkewSeconds: deps.futureSkewSeconds,
+                });
+                return last;
+              },
+              deps.clock,
+              origins,
+            ),
           );
           for (const [i, o] of plan.outcomes.entries())
             outcomes.set(pending[i]?.message as KafkaMessage, o);

@@ -17,6 +17,7 @@ const envSchema = z.object({
   CONSUMER_HEALTH_PORT: port.default(9464),
   CONSUMER_FLOW_SWEEP_MS: positiveInt.default(1_000),
   CONSUMER_MAX_RETRY_DELAY_MS: positiveInt.default(5_000),
+  CONSUMER_TELEMETRY_CONCURRENCY: positiveInt.default(6),
   ONLINE_WINDOW_SECONDS: positiveInt.default(300),
   FUTURE_SKEW_SECONDS: positiveInt.default(300),
   API_HOST: z.string().min(1).default('127.0.0.1'),
@@ -51,6 +52,8 @@ export interface Config {
     readonly flowSweepMs: number;
     /** Upper bound of the backoff while Redis is unreachable. */
     readonly maxRetryDelayMs: number;
+    /** Telemetry partition batches projected at once, each on a Redis connection of its own. */
+    readonly telemetryConcurrency: number;
   };
   readonly ingest: { readonly onlineWindowSeconds: number; readonly futureSkewSeconds: number };
   readonly api: {
@@ -95,6 +98,7 @@ export function loadConfig(env: Env = process.env): Config {
       healthPort: e.CONSUMER_HEALTH_PORT,
       flowSweepMs: e.CONSUMER_FLOW_SWEEP_MS,
       maxRetryDelayMs: e.CONSUMER_MAX_RETRY_DELAY_MS,
+      telemetryConcurrency: e.CONSUMER_TELEMETRY_CONCURRENCY,
     },
     ingest: {
       onlineWindowSeconds: e.ONLINE_WINDOW_SECONDS,

@@ -32,6 +32,11 @@ export interface ConsumerOptions {
   readonly groupId: string;
   readonly topics: readonly string[];
   readonly fromBeginning: boolean;
+  /**
+   * Batches of different partitions handed to the handler at once (default 1). Batches of one
+   * partition always come one after the other, in order.
+   */
+  readonly concurrentPartitions?: number;
 }
 
 export interface BatchConsumer {

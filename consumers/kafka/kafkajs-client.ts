@@ -69,6 +69,7 @@ function createConsumer(kafka: Kafka, options: ConsumerOptions): BatchConsumer {
         // Offsets are committed by hand, only after the handler says the batch is durable.
         autoCommit: false,
         eachBatchAutoResolve: false,
+        partitionsConsumedConcurrently: options.concurrentPartitions ?? 1,
         eachBatch: async ({ batch, heartbeat, isRunning, isStale, resolveOffset }) => {
           const last = batch.messages.at(-1);
           if (!last) return;

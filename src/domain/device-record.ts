@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { formatDateTime, parseDateTime } from './date-time.js';
 import {
+  DEVICE_FIELD_NAMES,
   DEVICE_FIELDS,
   type DeviceCategory,
   type FieldSpec,
@@ -195,7 +196,26 @@ const STORED_SCHEMAS = perCategory(
     ) as unknown as z.ZodType<Record<string, DeviceValue>>,
 );
 
-/** Reads a stored record back (for merging); throws when the JSON is not a valid record. */
+/**
+ * Reads back a record the consumers wrote (serializeDevice, under WATCH) for merging: a plain
+ * parse plus a check that it is an object with every key of its category, which catches bytes
+ * that are not a record at all without running the schema over the consumer's own output
+ * (~4x the cost of the parse). Throws when the JSON is not such an object.
+ */
+export function readStoredDevice(category: DeviceCategory, json: string): DeviceRecord {
+  const value: unknown = JSON.parse(json);
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw new TypeError(`stored ${category} record is not an object`);
+  }
+  for (const name of DEVICE_FIELD_NAMES[category]) {
+    if (!Object.hasOwn(value, name)) {
+      throw new TypeError(`stored ${category} record lacks ${name}`);
+    }
+  }
+  return value as DeviceRecord;
+}
+
+/** Reads a stored record back and validates it against the schema; throws when it is not one. */
 export function parseStoredDevice(category: DeviceCategory, json: string): DeviceRecord {
   const result = STORED_SCHEMAS[category].safeParse(JSON.parse(json));
   if (!result.success) {

@@ -27,6 +27,24 @@ export interface FlowDevice {
   readonly record: DeviceRecord;
 }
 
+/**
+ * The few values of one device that its installation's flow depends on: what the consumers keep
+ * per device beside the record, so a flow is computed without parsing whole records.
+ */
+export interface FlowInput {
+  readonly category: DeviceCategory;
+  /** The served (whole-second) lastSeenDate as epoch ms; null when unset. */
+  readonly lastSeenMs: number | null;
+  /** inverter, energyMeter, evCharger, boiler. */
+  readonly powerAc: number | null;
+  /** inverter: powerDcPvTotal, else the sum of powerDcPv1-6. */
+  readonly solar: number | null;
+  /** battery. */
+  readonly powerDc: number | null;
+  readonly soe: number | null;
+  readonly ratedEnergy: number | null;
+}
+
 const num = (v: unknown): number | null => (typeof v === 'number' ? v : null);
 
 /** Sum of the non-null values; null when none reports, never 0. */
@@ -48,11 +66,32 @@ function solarOf(inverter: DeviceRecord): number | null {
   return sum([1, 2, 3, 4, 5, 6].map((i) => num(inverter[`powerDcPv${i}`])));
 }
 
-function batterySoe(batteries: readonly DeviceRecord[]): number | null {
-  const reporting = batteries.filter((b) => num(b.soe) !== null);
+const POWER_AC: ReadonlySet<DeviceCategory> = new Set([
+  'inverter',
+  'energyMeter',
+  'evCharger',
+  'boiler',
+]);
+
+/** The flow inputs of one record; only the values its category contributes are set. */
+export function flowInputOf(category: DeviceCategory, record: DeviceRecord): FlowInput {
+  const battery = category === 'battery';
+  return {
+    category,
+    lastSeenMs: lastSeenMsOf(record),
+    powerAc: POWER_AC.has(category) ? num(record.powerAc) : null,
+    solar: category === 'inverter' ? solarOf(record) : null,
+    powerDc: battery ? num(record.powerDc) : null,
+    soe: battery ? num(record.soe) : null,
+    ratedEnergy: battery ? num(record.ratedEnergy) : null,
+  };
+}
+
+function batterySoe(batteries: readonly FlowInput[]): number | null {
+  const reporting = batteries.filter((b) => b.soe !== null);
   if (reporting.length === 0) return null;
-  const soes = reporting.map((b) => num(b.soe) as number);
-  const weights = reporting.map((b) => num(b.ratedEnergy));
+  const soes = reporting.map((b) => b.soe as number);
+  const weights = reporting.map((b) => b.ratedEnergy);
   if (weights.every((w) => w !== null && w > 0)) {
     const total = (weights as number[]).reduce((a, w) => a + w, 0);
     return soes.reduce((a, s, i) => a + s * (weights[i] as number), 0) / total;
@@ -69,8 +108,11 @@ export function isOnline(
   nowMs: number,
   onlineWindowSeconds: number,
 ): boolean {
-  const last = lastSeenMsOf(record);
-  return last !== null && nowMs - last <= onlineWindowSeconds * 1000;
+  return isOnlineAt(lastSeenMsOf(record), nowMs, onlineWindowSeconds);
+}
+
+function isOnlineAt(lastSeenMs: number | null, nowMs: number, onlineWindowSeconds: number) {
+  return lastSeenMs !== null && nowMs - lastSeenMs <= onlineWindowSeconds * 1000;
 }
 
 function lastSeenMsOf(record: DeviceRecord): number | null {
@@ -82,22 +124,35 @@ export function computeEnergyFlow(
   nowMs: number,
   onlineWindowSeconds: number,
 ): EnergyFlow {
-  const byCategory = new Map<DeviceCategory, DeviceRecord[]>();
+  return computeFlowFromInputs(
+    devices.map((d) => flowInputOf(d.category, d.record)),
+    nowMs,
+    onlineWindowSeconds,
+  );
+}
+
+/** computeEnergyFlow over the devices' flow inputs (in the same order: sums are in that order). */
+export function computeFlowFromInputs(
+  devices: Iterable<FlowInput>,
+  nowMs: number,
+  onlineWindowSeconds: number,
+): EnergyFlow {
+  const byCategory = new Map<DeviceCategory, FlowInput[]>();
   let latest = Number.NEGATIVE_INFINITY;
   let earliest = Number.POSITIVE_INFINITY;
-  for (const { category, record } of devices) {
-    if (!isOnline(record, nowMs, onlineWindowSeconds)) continue;
-    const last = lastSeenMsOf(record) as number;
+  for (const device of devices) {
+    const last = device.lastSeenMs;
+    if (last === null || !isOnlineAt(last, nowMs, onlineWindowSeconds)) continue;
     latest = Math.max(latest, last);
     earliest = Math.min(earliest, last);
-    const list = byCategory.get(category) ?? [];
-    list.push(record);
-    byCategory.set(category, list);
+    const list = byCategory.get(device.category) ?? [];
+    list.push(device);
+    byCategory.set(device.category, list);
   }
   if (latest === Number.NEGATIVE_INFINITY) return { data: null, validUntilMs: 0 };
 
   const of = (c: DeviceCategory) => byCategory.get(c) ?? [];
-  const powerAc = (c: DeviceCategory) => sum(of(c).map((r) => num(r.powerAc)));
+  const powerAc = (c: DeviceCategory) => sum(of(c).map((d) => d.powerAc));
   const inverterPower = roundWhole(powerAc('inverter'));
   const meterPower = powerAc('energyMeter');
   const gridPower = roundWhole(meterPower === null ? null : -meterPower);
@@ -110,8 +165,8 @@ export function computeEnergyFlow(
       : Math.max(0, (inverterPower ?? 0) + gridPower - (evChargerPower ?? 0) - (boilerPower ?? 0));
   const data: EnergyFlowData = {
     inverterPower,
-    solarPower: roundWhole(sum(of('inverter').map(solarOf))),
-    batteryPower: roundWhole(sum(of('battery').map((r) => num(r.powerDc)))),
+    solarPower: roundWhole(sum(of('inverter').map((d) => d.solar))),
+    batteryPower: roundWhole(sum(of('battery').map((d) => d.powerDc))),
     batterySoe: roundWhole(batterySoe(of('battery'))),
     gridPower,
     housePower,

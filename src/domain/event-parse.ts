@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import type { RejectReason } from './dead-letter.js';
 import { DEVICE_CATEGORIES, INGEST_FIELDS, isDeviceCategory } from './device-fields.js';
+import { surelyValidDeviceState } from './device-state-check.js';
 import {
   type AccessEvent,
   accessEventSchema,
@@ -132,10 +133,17 @@ export function parseTelemetryMessage(value: Bytes): ParseResult<TelemetryEvent>
   if (!isDeviceCategory(category)) {
     return reject('schema_violation', `category: must be one of ${DEVICE_CATEGORIES.join(', ')}`);
   }
-  const result = DEVICE_STATE_SCHEMAS[category].safeParse(obj);
-  if (!result.success) return reject('schema_violation', describe(result.error));
-  const { installationId, deviceId, observedAt } = result.data;
-  const input = result.data.state as Record<string, unknown>;
+  let valid: { installationId: number; deviceId: number; observedAt: string; state: unknown };
+  // The common, valid case skips zod (~4x the JSON parse); anything else gets zod's verdict.
+  if (surelyValidDeviceState(obj, category)) {
+    valid = obj as typeof valid;
+  } else {
+    const result = DEVICE_STATE_SCHEMAS[category].safeParse(obj);
+    if (!result.success) return reject('schema_violation', describe(result.error));
+    valid = result.data;
+  }
+  const { installationId, deviceId, observedAt } = valid;
+  const input = valid.state as Record<string, unknown>;
   const state: Record<string, IngestValue> = {};
   const known = new Set<string>();
   for (const spec of INGEST_FIELDS[category]) {

@@ -1,9 +1,14 @@
 import type { ChainableCommander, Redis } from 'ioredis';
-import { type EnergyFlow, serializeEnergyFlow } from '../domain/energy-flow.js';
-import type { ReadModelKeys } from './keys.js';
+import {
+  computeFlowFromInputs,
+  type EnergyFlow,
+  serializeEnergyFlow,
+} from '../domain/energy-flow.js';
+import { execOrThrow } from './exec.js';
+import { decodeFlowInputs, encodeFlowInput, flowInputsOfRecords } from './flow-inputs.js';
+import { deletionMarkerKey, flowInputsKey, type ReadModelKeys } from './keys.js';
 import { ContentionError, optimistic } from './optimistic.js';
-import { withScripts } from './scripts.js';
-import { flowFromStoredDevices } from './stored-flow.js';
+import { scriptedPipeline, withScripts } from './scripts.js';
 
 // The stored energy flow of each installation, and the schedule of flows that time alone will
 // invalidate (sorted set: member installationId, score validUntil).
@@ -27,6 +32,26 @@ export function writeFlow(
   } else {
     multi.zrem(flowScheduleKey(keys), String(installationId));
   }
+}
+
+/** writeFlow for many installations, with one schedule update for all of them. */
+export function writeFlows(
+  multi: ChainableCommander,
+  keys: ReadModelKeys,
+  flows: Iterable<readonly [number, EnergyFlow]>,
+): void {
+  const due: Array<number | string> = [];
+  const never: string[] = [];
+  for (const [id, flow] of flows) {
+    multi.hset(keys.flow(id), {
+      data: serializeEnergyFlow(flow.data),
+      validUntil: String(flow.validUntilMs),
+    });
+    if (flow.validUntilMs > 0) due.push(flow.validUntilMs, String(id));
+    else never.push(String(id));
+  }
+  if (due.length > 0) multi.zadd(flowScheduleKey(keys), ...due);
+  if (never.length > 0) multi.zrem(flowScheduleKey(keys), ...never);
 }
 
 export function forgetFlow(multi: ChainableCommander, keys: ReadModelKeys, id: number): void {
@@ -70,17 +95,36 @@ export function createFlowStore(deps: {
       await conn.zadd(flowScheduleKey(keys), 'XX', atMs, String(id));
     },
     async refresh(id, nowMs) {
+      const inputsKey = flowInputsKey(keys, id);
       try {
         return await optimistic(conn, async (watcher) => {
+          // The flow inputs change only with the devices hash (same MULTI, same deletion).
           await watcher.watch([keys.devices(id), keys.flow(id)]);
-          const [hash, stored] = await Promise.all([
-            conn.hgetall(keys.devices(id)),
-            conn.exists(keys.flow(id)),
-          ]);
+          const [[, devicesCount, stored], exists] = (await execOrThrow(
+            scriptedPipeline(conn)
+              .readInstallation(keys.devices(id), deletionMarkerKey(keys, id), inputsKey)
+              .exists(keys.flow(id)),
+          )) as [[unknown, number, string[]], number];
           // No stored flow: the installation was deleted meanwhile; do not bring the key back.
-          if (stored === 0) return { result: false, write: (multi) => forgetFlow(multi, keys, id) };
-          const flow = flowFromStoredDevices(toMap(hash), nowMs, deps.onlineWindowSeconds);
-          return { result: true, write: (multi) => writeFlow(multi, keys, id, flow) };
+          if (exists === 0) return { result: false, write: (multi) => forgetFlow(multi, keys, id) };
+          let inputs = decodeFlowInputs(stored, devicesCount);
+          const rewrite = inputs === null;
+          // Written before the flow inputs existed: compute from the records, store the inputs.
+          if (inputs === null)
+            inputs = flowInputsOfRecords(toMap(await conn.hgetall(keys.devices(id))));
+          const flow = computeFlowFromInputs(inputs.values(), nowMs, deps.onlineWindowSeconds);
+          const all = inputs;
+          return {
+            result: true,
+            write: (multi) => {
+              if (rewrite) {
+                multi.del(inputsKey);
+                const pairs = [...all].flatMap(([f, input]) => [f, encodeFlowInput(input)]);
+                if (pairs.length > 0) multi.hset(inputsKey, ...pairs);
+              }
+              writeFlow(multi, keys, id, flow);
+            },
+          };
         });
       } catch (error) {
         if (error instanceof ContentionError) return false;

@@ -3,7 +3,7 @@ import { type Installation, serializeInstallation } from '../domain/installation
 import { deviceIndexKey } from './device-store.js';
 import { execOrThrow } from './exec.js';
 import { flowScheduleKey } from './flow-store.js';
-import { deletionMarkerKey, pendingReleaseKey, type ReadModelKeys } from './keys.js';
+import { deletionMarkerKey, flowInputsKey, pendingReleaseKey, type ReadModelKeys } from './keys.js';
 import { scriptedPipeline, withScripts } from './scripts.js';
 
 // Installation records and their deletion. Upserts are last-writer-wins by occurredAt in Lua on
@@ -60,6 +60,7 @@ export function createInstallationStore(deps: {
         keys.acl(id),
         deletionMarkerKey(keys, id),
         pendingReleaseKey(keys, id),
+        flowInputsKey(keys, id),
         deletedAtMs,
         tombstone ? 'tombstone' : 'event',
       );

@@ -71,6 +71,13 @@ export function parseInstallationField(field: string): InstallationId | null {
 export const deletionMarkerKey = (keys: ReadModelKeys, installationId: InstallationId): string =>
   keys.internalOf(installationId, 'gone');
 
+/**
+ * hash: field `<category>:<deviceId>` -> the device's flow inputs (src/read-model/flow-inputs.ts),
+ * beside the devices hash and written with it, so a flow is computed without parsing records.
+ */
+export const flowInputsKey = (keys: ReadModelKeys, installationId: InstallationId): string =>
+  keys.internalOf(installationId, 'fi');
+
 /** set: device fields a deletion removed whose index entries are not released yet. */
 export const pendingReleaseKey = (keys: ReadModelKeys, installationId: InstallationId): string =>
   keys.internalOf(installationId, 'release');

@@ -6,9 +6,10 @@ import { defineScripts, loadScript } from './lua-scripts.js';
 const dir = new URL('./lua/', import.meta.url);
 const SCRIPTS = {
   upsertInstallation: loadScript(dir, 'upsert-installation-3.lua'),
-  deleteInstallation: loadScript(dir, 'delete-installation-7.lua'),
+  deleteInstallation: loadScript(dir, 'delete-installation-8.lua'),
   releaseDevice: loadScript(dir, 'release-device-1.lua'),
   claimDueFlows: loadScript(dir, 'claim-due-flows-1.lua'),
+  readInstallation: loadScript(dir, 'read-installation-3.lua', { readOnly: true }),
 } as const;
 
 type Arg = string | number;
@@ -25,6 +26,8 @@ export type ScriptedRedis = Redis & ScriptCommands;
 /** A pipeline of a scripted connection, with the scripts queued like any command. */
 export type ScriptedPipeline = ChainableCommander & {
   releaseDevice(key: string, installationId: Arg): ChainableCommander;
+  /** read-installation-3.lua: devices, gone, flow inputs keys, then the device fields. */
+  readInstallation(k1: string, k2: string, k3: string, ...fields: string[]): ChainableCommander;
 };
 
 export const scriptedPipeline = (redis: ScriptedRedis): ScriptedPipeline =>

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deviceIndexKey } from '../../src/read-model/device-store.js';
 import { flowScheduleKey } from '../../src/read-model/flow-store.js';
-import { pendingReleaseKey } from '../../src/read-model/keys.js';
+import { flowInputsKey, pendingReleaseKey } from '../../src/read-model/keys.js';
 import { waitFor } from '../support/stack.js';
 import {
   devicesOf,
@@ -46,6 +46,8 @@ async function populated(id: number): Promise<void> {
 
 async function expectGone(id: number): Promise<void> {
   expect(await devicesOf(h, id)).toEqual({});
+  // The flow inputs go with the devices: a re-created installation must not count old devices.
+  expect(await h.redis.exists(flowInputsKey(h.keys, id))).toBe(0);
   expect(await h.redis.exists(h.keys.flow(id), h.keys.installation(id))).toBe(0);
   expect(await h.redis.zscore(flowScheduleKey(h.keys), String(id))).toBeNull();
 }

@@ -6,6 +6,7 @@ import {
   applyDeviceState,
   type DeviceRecord,
   parseStoredDevice,
+  readStoredDevice,
   serializeDevice,
 } from '../../src/domain/device-record.js';
 import type { DeviceState, DeviceStateEvent } from '../../src/domain/events.js';
@@ -281,5 +282,23 @@ describe('serializeDevice / parseStoredDevice', () => {
   it('throws on a stored record that is not a valid record', () => {
     expect(() => parseStoredDevice('battery', '{"id":1}')).toThrow();
     expect(() => parseStoredDevice('battery', 'nope')).toThrow();
+  });
+
+  it('reads its own records back without the schema, refusing what is not a record', () => {
+    for (const category of ['battery', 'relay'] as const) {
+      const r = create(
+        category === 'relay' ? { relayCount: 1, currentState: [true], desiredState: [null] } : {},
+        T0,
+        category,
+      );
+      const json = serializeDevice(category, r.record);
+      expect(readStoredDevice(category, json)).toEqual(parseStoredDevice(category, json));
+    }
+    for (const bad of ['{"id":1}', '{"not":"a record"}', '[]', 'null', '5']) {
+      expect(() => readStoredDevice('battery', bad)).toThrow(TypeError);
+    }
+    expect(() => readStoredDevice('battery', 'nope')).toThrow(SyntaxError);
+    const relay = serializeDevice('battery', create({}, T0, 'battery').record);
+    expect(() => readStoredDevice('relay', relay)).toThrow(/relayCount/);
   });
 });

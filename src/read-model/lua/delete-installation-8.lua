@@ -8,6 +8,7 @@
   KEYS[4] flow(id)           KEYS[5] acl(id)
   KEYS[6] internalOf(id, 'gone')      string, epoch ms of the latest deletion
   KEYS[7] internalOf(id, 'release')   set, device fields whose index entries await release
+  KEYS[8] internalOf(id, 'fi')        hash, the devices' flow inputs (goes with the devices)
   ARGV[1] epoch ms of the deletion (the event's occurredAt, or the tombstone's Kafka timestamp)
   ARGV[2] 'event' or 'tombstone'
   Returns { 1, fields } when applied, { 0, fields } when older than the applied upsert; fields
@@ -22,7 +23,7 @@ local devices = redis.call('HKEYS', KEYS[3])
 for i = 1, #devices, 1000 do
   redis.call('SADD', KEYS[7], unpack(devices, i, math.min(i + 999, #devices)))
 end
-redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5])
+redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[8])
 local marker = tonumber(redis.call('GET', KEYS[6]))
 if not marker or at > marker then redis.call('SET', KEYS[6], ARGV[1]) end
 return { 1, redis.call('SMEMBERS', KEYS[7]) }

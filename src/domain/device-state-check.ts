@@ -1,0 +1,85 @@
+import { parseDateTime } from './date-time.js';
+import {
+  type DeviceCategory,
+  type FieldSpec,
+  INGEST_FIELDS,
+  perCategory,
+} from './device-fields.js';
+
+// A fast acceptance test for device.state, the one event type that arrives by the thousand per
+// second: plain type checks built from the same field table as the zod schemas. It only ever
+// says "zod would accept this" or "ask zod": a message it does not accept goes through
+// DEVICE_STATE_SCHEMAS as before, so what is rejected, and why, stays zod's answer.
+// test/unit/device-state-check.test.ts holds it to that on generated and mutated events.
+
+type Check = (value: unknown) => boolean;
+
+const isSafeInt: Check = (v) => Number.isSafeInteger(v); // z.int()
+const isNumber: Check = (v) => typeof v === 'number' && Number.isFinite(v); // z.number()
+const isBoolean: Check = (v) => typeof v === 'boolean';
+
+function checkOf(spec: FieldSpec): Check | null {
+  let base: Check;
+  switch (spec.kind) {
+    case 'integer':
+    case 'sunspec':
+      base = spec.name === 'relayCount' ? (v) => isSafeInt(v) && (v as number) >= 0 : isSafeInt;
+      break;
+    case 'number':
+      base = isNumber;
+      break;
+    case 'string':
+      base = (v) => typeof v === 'string';
+      break;
+    case 'boolean':
+      base = isBoolean;
+      break;
+    case 'booleanArray':
+      base = (v) => Array.isArray(v) && v.every(isBoolean);
+      break;
+    case 'nullableBooleanArray':
+      base = (v) => Array.isArray(v) && v.every((b) => b === null || isBoolean(b));
+      break;
+    case 'any':
+      return (v) => v === null || typeof v === 'string' || isNumber(v) || isBoolean(v);
+    default:
+      // Not an ingest kind today (date-times are projection-owned): leave it to zod.
+      return null;
+  }
+  // The sunspec status is nullable whatever the table says (ingestFieldSchema).
+  return spec.nullable || spec.kind === 'sunspec' ? (v) => v === null || base(v) : base;
+}
+
+const CHECKS = perCategory((c) => {
+  const checks = new Map<string, Check>();
+  for (const spec of INGEST_FIELDS[c]) {
+    const check = checkOf(spec);
+    if (check === null) return null;
+    checks.set(spec.name, check);
+  }
+  return checks;
+});
+
+const isId = (v: unknown) => isSafeInt(v) && (v as number) > 0;
+
+/**
+ * True when DEVICE_STATE_SCHEMAS[category] surely accepts `obj` (already known to have type
+ * device.state and this category); false means "not sure", never "invalid".
+ */
+export function surelyValidDeviceState(
+  obj: Readonly<Record<string, unknown>>,
+  category: DeviceCategory,
+): boolean {
+  const checks = CHECKS[category];
+  if (checks === null) return false;
+  if (!isId(obj.installationId) || !isId(obj.deviceId)) return false;
+  if (typeof obj.observedAt !== 'string' || parseDateTime(obj.observedAt) === null) return false;
+  const state = obj.state;
+  if (state === null || typeof state !== 'object' || Array.isArray(state)) return false;
+  for (const name in state) {
+    if (!Object.hasOwn(state, name)) continue;
+    const check = checks.get(name);
+    if (check && !check((state as Record<string, unknown>)[name])) return false;
+  }
+  return true;
+}

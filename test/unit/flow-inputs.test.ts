@@ -1,0 +1,214 @@
+import { describe, expect, it } from 'vitest';
+import { createRng } from '../../consumers/tools/sim/random.js';
+import { formatDateTime, parseDateTime } from '../../src/domain/date-time.js';
+import { DEVICE_CATEGORIES, type DeviceCategory } from '../../src/domain/device-fields.js';
+import type { DeviceRecord } from '../../src/domain/device-record.js';
+import {
+  computeEnergyFlow,
+  computeFlowFromInputs,
+  type FlowDevice,
+  flowInputOf,
+} from '../../src/domain/energy-flow.js';
+import {
+  decodeFlowInput,
+  decodeFlowInputs,
+  encodeFlowInput,
+  flowInputsOfRecords,
+  storedFlowInput,
+} from '../../src/read-model/flow-inputs.js';
+
+// computeEnergyFlow as it was before the flow inputs existed, kept verbatim (less exports) as
+// the reference both paths must agree with.
+const num = (v: unknown): number | null => (typeof v === 'number' ? v : null);
+function sum(values: ReadonlyArray<number | null>): number | null {
+  let total: number | null = null;
+  for (const v of values) if (v !== null) total = (total ?? 0) + v;
+  return total;
+}
+function roundWhole(value: number | null): number | null {
+  if (value === null) return null;
+  return Math.sign(value) * Math.round(Math.abs(value)) + 0;
+}
+function solarOf(inverter: DeviceRecord): number | null {
+  const total = num(inverter.powerDcPvTotal);
+  if (total !== null) return total;
+  return sum([1, 2, 3, 4, 5, 6].map((i) => num(inverter[`powerDcPv${i}`])));
+}
+function batterySoe(batteries: readonly DeviceRecord[]): number | null {
+  const reporting = batteries.filter((b) => num(b.soe) !== null);
+  if (reporting.length === 0) return null;
+  const soes = reporting.map((b) => num(b.soe) as number);
+  const weights = reporting.map((b) => num(b.ratedEnergy));
+  if (weights.every((w) => w !== null && w > 0)) {
+    const total = (weights as number[]).reduce((a, w) => a + w, 0);
+    return soes.reduce((a, s, i) => a + s * (weights[i] as number), 0) / total;
+  }
+  return soes.reduce((a, s) => a + s, 0) / soes.length;
+}
+function lastSeenMsOf(record: DeviceRecord): number | null {
+  return typeof record.lastSeenDate === 'string' ? parseDateTime(record.lastSeenDate) : null;
+}
+function referenceFlow(devices: readonly FlowDevice[], nowMs: number, windowSeconds: number) {
+  const byCategory = new Map<DeviceCategory, DeviceRecord[]>();
+  let latest = Number.NEGATIVE_INFINITY;
+  let earliest = Number.POSITIVE_INFINITY;
+  for (const { category, record } of devices) {
+    const last = lastSeenMsOf(record);
+    if (!(last !== null && nowMs - last <= windowSeconds * 1000)) continue;
+    latest = Math.max(latest, last);
+    earliest = Math.min(earliest, last);
+    const list = byCategory.get(category) ?? [];
+    list.push(record);
+    byCategory.set(category, list);
+  }
+  if (latest === Number.NEGATIVE_INFINITY) return { data: null, validUntilMs: 0 };
+  const of = (c: DeviceCategory) => byCategory.get(c) ?? [];
+  const powerAc = (c: DeviceCategory) => sum(of(c).map((r) => num(r.powerAc)));
+  const inverterPower = roundWhole(powerAc('inverter'));
+  const meterPower = powerAc('energyMeter');
+  const gridPower = roundWhole(meterPower === null ? null : -meterPower);
+  const evChargerPower = roundWhole(powerAc('evCharger'));
+  const boilerPower = roundWhole(powerAc('boiler'));
+  const housePower =
+    gridPower === null
+      ? null
+      : Math.max(0, (inverterPower ?? 0) + gridPower - (evChargerPower ?? 0) - (boilerPower ?? 0));
+  const data = {
+    inverterPower,
+    solarPower: roundWhole(sum(of('inverter').map(solarOf))),
+    batteryPower: roundWhole(sum(of('battery').map((r) => num(r.powerDc)))),
+    batterySoe: roundWhole(batterySoe(of('battery'))),
+    gridPower,
+    housePower,
+    evChargerPower,
+    boilerPower,
+    lastUpdated: formatDateTime(latest),
+  };
+  return { data, validUntilMs: earliest + windowSeconds * 1000 };
+}
+
+const NOW = Date.UTC(2026, 0, 1, 12, 0, 0);
+const WINDOW = 300;
+const rng = createRng(20260101);
+
+/** A value as the records hold them: null, whole, fractional, tiny, huge, negative. */
+function value(): number | null {
+  switch (rng.int(0, 6)) {
+    case 0:
+      return null;
+    case 1:
+      return rng.int(-5_000, 5_000);
+    case 2:
+      return (rng.int(-1_000_000, 1_000_000) / 1_000) * 0.1;
+    case 3:
+      return rng.int(1, 9) * 1e-7;
+    case 4:
+      return rng.int(1, 9) * 1e21;
+    case 5:
+      return rng.int(0, 100) + 0.5;
+    default:
+      return 0;
+  }
+}
+
+function randomRecord(category: DeviceCategory): DeviceRecord {
+  const ago = rng.int(0, 7) === 0 ? null : rng.int(0, WINDOW + 30);
+  const record: Record<string, unknown> = {
+    id: rng.int(1, 1_000_000),
+    lastSeenDate: ago === null ? null : formatDateTime(NOW - ago * 1000),
+    powerAc: value(),
+    powerDc: value(),
+    soe: value(),
+    ratedEnergy: rng.int(0, 3) === 0 ? rng.int(-1, 1) : value(),
+    powerDcPvTotal: rng.int(0, 1) === 0 ? null : value(),
+  };
+  for (let i = 1; i <= 6; i++) record[`powerDcPv${i}`] = value();
+  void category;
+  return record as DeviceRecord;
+}
+
+function randomInstallation(): FlowDevice[] {
+  return Array.from({ length: rng.int(0, 12) }, () => {
+    const category = DEVICE_CATEGORIES[rng.int(0, DEVICE_CATEGORIES.length - 1)] as DeviceCategory;
+    return { category, record: randomRecord(category) };
+  });
+}
+
+describe('flow inputs', () => {
+  it('give the flow computeEnergyFlow gave on the full records, after a store round trip', () => {
+    for (let n = 0; n < 2_000; n++) {
+      const devices = randomInstallation();
+      const stored = devices.map((d, i) => [
+        `${d.category}:${i}`,
+        storedFlowInput(d.category, d.record),
+      ]);
+      const inputs = stored.map(([field, text]) =>
+        decodeFlowInput(field as string, text as string),
+      );
+      expect(inputs).not.toContain(null);
+      const fromInputs = computeFlowFromInputs(
+        inputs as NonNullable<(typeof inputs)[number]>[],
+        NOW,
+        WINDOW,
+      );
+      const reference = referenceFlow(devices, NOW, WINDOW);
+      expect(fromInputs).toEqual(reference);
+      expect(computeEnergyFlow(devices, NOW, WINDOW)).toEqual(reference);
+    }
+  });
+
+  it('keep only what the category contributes, in a short string', () => {
+    const record = {
+      lastSeenDate: '2026-01-01T11:59:50+00:00',
+      powerAc: 1500.4,
+      powerDc: 7,
+      soe: 50,
+      ratedEnergy: null,
+      powerDcPvTotal: null,
+      powerDcPv1: 100,
+      powerDcPv2: 0.5,
+    } as DeviceRecord;
+    const at = String(Date.parse('2026-01-01T11:59:50Z'));
+    expect(storedFlowInput('inverter', record)).toBe(`${at},1500.4,100.5`);
+    expect(storedFlowInput('battery', record)).toBe(`${at},7,50`);
+    expect(storedFlowInput('relay', record)).toBe(at);
+    expect(storedFlowInput('energyMeter', { lastSeenDate: null } as DeviceRecord)).toBe('');
+    expect(decodeFlowInput('battery:1', `${at},7,50`)).toEqual(
+      flowInputOf('battery', { ...record, ratedEnergy: null }),
+    );
+  });
+
+  it('round-trip every number exactly', () => {
+    for (const n of [0.1 + 0.2, -1e-7, 1.7976931348623157e308, 5e-324, -123456.789]) {
+      const input = { ...flowInputOf('evCharger', {}), lastSeenMs: NOW, powerAc: n };
+      expect(decodeFlowInput('evCharger:1', encodeFlowInput(input))?.powerAc).toBe(n);
+    }
+  });
+
+  it('refuse values that are not their encoding', () => {
+    expect(decodeFlowInput('battery:1', '1,2,3,4,5')).toBeNull();
+    expect(decodeFlowInput('battery:1', '1,x')).toBeNull();
+    expect(decodeFlowInput('battery:1', 'Infinity')).toBeNull();
+    expect(decodeFlowInput('lamp:1', '1')).toBeNull();
+    expect(decodeFlowInput('relay:1', '{"id":1}')).toBeNull();
+  });
+
+  it('count as missing when they do not cover the devices hash', () => {
+    const stored = ['relay:1', String(NOW), 'battery:2', `${NOW},5`];
+    expect(decodeFlowInputs(stored, 2)?.size).toBe(2);
+    expect(decodeFlowInputs(stored, 3)).toBeNull();
+    expect(decodeFlowInputs([...stored, 'relay:3', 'junk'], 3)).toBeNull();
+    expect(decodeFlowInputs([], 0)?.size).toBe(0);
+  });
+
+  it('are read from records, throwing on one that is not JSON', () => {
+    const json = JSON.stringify({ lastSeenDate: formatDateTime(NOW), powerAc: 3 });
+    const inputs = flowInputsOfRecords([
+      ['boiler:1', json],
+      ['unknown:2', 'whatever'],
+    ]);
+    expect([...inputs.keys()]).toEqual(['boiler:1']);
+    expect(inputs.get('boiler:1')?.powerAc).toBe(3);
+    expect(() => flowInputsOfRecords([['boiler:1', '{not json']])).toThrow();
+  });
+});
