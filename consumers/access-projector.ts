@@ -23,7 +23,6 @@ export function createAccessProjector(deps: {
     async project(batch: KafkaBatch): Promise<BatchOutcome> {
       const rejections: Rejection[] = [];
       const apps = new Set<number>();
-      const retired = new Map<number, string[]>();
       let applied = 0;
       for (const message of batch.messages) {
         const parsed = parseAccessMessage(message.value, message.key);
@@ -40,12 +39,8 @@ export function createAccessProjector(deps: {
         const effect = await deps.facts.apply(parsed.event);
         applied++;
         for (const app of effect.applications) apps.add(app);
-        const owner = effect.applications[0];
-        if (owner !== undefined && effect.retiredHashes.length > 0) {
-          retired.set(owner, [...(retired.get(owner) ?? []), ...effect.retiredHashes]);
-        }
       }
-      for (const app of apps) await deps.views.recomputeApplication(app, retired.get(app) ?? []);
+      for (const app of apps) await deps.views.recomputeApplication(app);
       metrics.applied.inc({ topic }, applied);
       return { rejections };
     },

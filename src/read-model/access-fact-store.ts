@@ -10,8 +10,6 @@ import type { ReadModelKeys } from './keys.js';
 
 export interface FactEffect {
   readonly applications: readonly number[];
-  /** Key hashes no longer in use (a key re-created with another hash): their views must go. */
-  readonly retiredHashes: readonly string[];
 }
 
 export interface AccessFactStore {
@@ -21,7 +19,7 @@ export interface AccessFactStore {
 export function createAccessFactStore(deps: { conn: Redis; keys: ReadModelKeys }): AccessFactStore {
   const { conn } = deps;
   const k = accessFactKeys(deps.keys);
-  const only = (appId: number): FactEffect => ({ applications: [appId], retiredHashes: [] });
+  const only = (appId: number): FactEffect => ({ applications: [appId] });
 
   return {
     async apply(event) {
@@ -65,16 +63,20 @@ export function createAccessFactStore(deps: { conn: Redis; keys: ReadModelKeys }
             revoked: '0',
           });
           multi.sadd(k.appKeys(event.applicationId), event.keyId);
+          // The old hash's view must go; recorded with the fact, not returned, so that a retry
+          // after a failed recompute (which then reads the new hash as the old) still knows it.
+          if (old[1] && old[1] !== event.keyHash) {
+            multi.sadd(k.appRetiredHashes(event.applicationId), old[1]);
+          }
           await execOrThrow(multi);
-          const retiredHashes = old[1] && old[1] !== event.keyHash ? [old[1]] : [];
-          return { applications, retiredHashes };
+          return { applications };
         }
         case 'apiKey.revoked': {
           const multi = conn.multi();
           multi.hset(k.key(event.keyId), 'revoked', '1');
           multi.hget(k.key(event.keyId), 'app');
           const [, app] = await execOrThrow(multi);
-          return { applications: typeof app === 'string' ? [Number(app)] : [], retiredHashes: [] };
+          return { applications: typeof app === 'string' ? [Number(app)] : [] };
         }
         case 'grant.added':
         case 'grant.removed': {
@@ -99,7 +101,7 @@ export function createAccessFactStore(deps: { conn: Redis; keys: ReadModelKeys }
           }
           multi.smembers(k.ownerApps('user', event.userId));
           const [, apps] = await execOrThrow(multi);
-          return { applications: (apps as string[]).map(Number), retiredHashes: [] };
+          return { applications: (apps as string[]).map(Number) };
         }
       }
     },

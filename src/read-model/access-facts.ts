@@ -8,6 +8,12 @@ export function accessFactKeys(keys: ReadModelKeys) {
     app: (appId: number) => keys.internal('app', appId),
     /** set of keyIds created for the application */
     appKeys: (appId: number) => keys.internal('app-keys', appId),
+    /**
+     * set of key hashes a re-created key left behind, until the application's next recompute
+     * removes their views: kept with the fact, so a recompute that fails and is retried still
+     * removes them.
+     */
+    appRetiredHashes: (appId: number) => keys.internal('app-retired', appId),
     /** hash app, hash, exp (epoch ms, 0 = never), revoked ('1'/'0') */
     key: (keyId: string) => keys.internal('key', keyId),
     /** set of installationIds the application holds a grant for */

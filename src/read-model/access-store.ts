@@ -10,7 +10,7 @@ import { optimistic } from './optimistic.js';
 
 export interface AccessViewStore {
   /** Rewrites the acl entries and keyViews of every key of the application. */
-  recomputeApplication(appId: number, retiredHashes?: readonly string[]): Promise<void>;
+  recomputeApplication(appId: number): Promise<void>;
   /** Applications whose views depend on the installation (they hold a grant for it). */
   applicationsGranted(installationId: number): Promise<number[]>;
 }
@@ -38,13 +38,19 @@ export function createAccessViewStore(deps: { conn: Redis; keys: ReadModelKeys }
       return (await conn.smembers(facts.installationGrants(installationId))).map(Number);
     },
 
-    recomputeApplication(appId, retiredHashes = []) {
+    recomputeApplication(appId) {
       return optimistic(conn, async (watcher) => {
-        await watcher.watch([facts.app(appId), facts.appKeys(appId), facts.appGrants(appId)]);
-        const [appHash, keyIds, grantIds] = await Promise.all([
+        await watcher.watch([
+          facts.app(appId),
+          facts.appKeys(appId),
+          facts.appGrants(appId),
+          facts.appRetiredHashes(appId),
+        ]);
+        const [appHash, keyIds, grantIds, retiredHashes] = await Promise.all([
           conn.hgetall(facts.app(appId)),
           conn.smembers(facts.appKeys(appId)),
           conn.smembers(facts.appGrants(appId)),
+          conn.smembers(facts.appRetiredHashes(appId)),
         ]);
         const app = appFactsOf(appHash);
         const keyList = await readKeys(keyIds);
@@ -104,6 +110,7 @@ export function createAccessViewStore(deps: { conn: Redis; keys: ReadModelKeys }
         return {
           result: undefined,
           write: (multi) => {
+            multi.del(facts.appRetiredHashes(appId));
             for (const hash of hashes) {
               const key = live.get(hash);
               const before = previous.get(hash) ?? [];

@@ -71,14 +71,11 @@ export function createSeeder(redis: Redis, prefix: string): Seeder {
   };
 
   async function applyFacts(events: readonly AccessEvent[]): Promise<void> {
-    const apps = new Map<number, string[]>();
+    const apps = new Set<number>();
     for (const event of events) {
-      const effect = await facts.apply(event);
-      for (const app of effect.applications) apps.set(app, apps.get(app) ?? []);
-      const owner = effect.applications[0];
-      if (owner !== undefined) apps.get(owner)?.push(...effect.retiredHashes);
+      for (const app of (await facts.apply(event)).applications) apps.add(app);
     }
-    for (const [app, retired] of apps) await views.recomputeApplication(app, retired);
+    for (const app of apps) await views.recomputeApplication(app);
   }
 
   async function recomputeGranted(installationId: number): Promise<void> {
