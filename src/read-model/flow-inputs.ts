@@ -13,7 +13,8 @@ import { parseDeviceField } from './keys.js';
 //   relay      lastSeenMs
 //   others     lastSeenMs,powerAc
 // String(number) and Number(text) round-trip every finite double exactly, so a flow computed
-// from these equals computeEnergyFlow over the records.
+// from these equals computeEnergyFlow over the records, up to the order of the sums (hash order
+// differs between the two hashes; so did the old code's, which read the devices hash).
 
 const LAYOUT: Readonly<Record<DeviceCategory, ReadonlyArray<keyof FlowInput>>> = {
   inverter: ['lastSeenMs', 'powerAc', 'solar'],
