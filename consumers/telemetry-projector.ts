@@ -1,7 +1,8 @@
 import type { Logger } from 'pino';
 import { parseTelemetryMessage } from '../src/domain/event-parse.js';
 import type { TelemetryEvent } from '../src/domain/events.js';
-import { CorruptStoredDataError, type DeviceStore } from '../src/read-model/device-store.js';
+import { CorruptStoredDataError } from '../src/read-model/batch-flows.js';
+import type { DeviceStore } from '../src/read-model/device-store.js';
 import type { Rejection } from './dead-letter.js';
 import type { KafkaBatch, KafkaMessage } from './kafka/client.js';
 import type { ConsumerMetrics } from './metrics.js';

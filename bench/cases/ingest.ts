@@ -2,8 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { topicSpecs } from '../../consumers/kafka/topics.js';
 import { createRng, type Rng } from '../../consumers/tools/sim/random.js';
-import { deviceIndexKey } from '../../src/read-model/device-store.js';
-import { createKeys, deviceField } from '../../src/read-model/keys.js';
+import { createKeys, deviceField, deviceIndexKey } from '../../src/read-model/keys.js';
 import {
   type BareClient,
   type BenchContext,

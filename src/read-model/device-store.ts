@@ -1,14 +1,11 @@
 import type { Redis } from 'ioredis';
 import type { DeviceRecord } from '../domain/device-record.js';
 import { flowsOfBatch } from './batch-flows.js';
-import { deviceIndexKey, loadTelemetryView } from './device-view.js';
+import { loadTelemetryView } from './device-view.js';
 import { writeFlows } from './flow-store.js';
-import { flowInputsKey, type ReadModelKeys } from './keys.js';
+import { deviceIndexKey, flowInputsKey, type ReadModelKeys } from './keys.js';
 import { optimistic } from './optimistic.js';
 import { withScripts } from './scripts.js';
-
-export { CorruptStoredDataError } from './batch-flows.js';
-export { deviceIndexKey } from './device-view.js';
 
 // Devices hashes, their flow inputs (flow-inputs.ts) and the device index (internal
 // `dev:<category>:<deviceId>` -> inst, first, last, removed). One telemetry batch is one

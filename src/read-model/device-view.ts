@@ -1,6 +1,6 @@
 import type { DeviceIndexEntry, TelemetryView } from './device-store.js';
 import { execOrThrow } from './exec.js';
-import { deletionMarkerKey, flowInputsKey, type ReadModelKeys } from './keys.js';
+import { deletionMarkerKey, deviceIndexKey, flowInputsKey, type ReadModelKeys } from './keys.js';
 import { type ScriptedPipeline, type ScriptedRedis, scriptedPipeline } from './scripts.js';
 
 // Loads what one telemetry batch needs, under WATCH, in as few round trips as the batch allows:
@@ -8,9 +8,6 @@ import { type ScriptedPipeline, type ScriptedRedis, scriptedPipeline } from './s
 // name, those devices' records, the deletion marker and the stored flow inputs. A second one is
 // needed only when an index entry names an installation (or a device) the first did not read:
 // a device that moved. Only the devices the batch touches are read, never whole devices hashes.
-
-export const deviceIndexKey = (keys: ReadModelKeys, field: string): string =>
-  keys.internal('dev', field);
 
 const INDEX_FIELDS = ['inst', 'first', 'last', 'removed'] as const;
 

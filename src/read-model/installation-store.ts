@@ -1,9 +1,14 @@
 import type { Redis } from 'ioredis';
 import { type Installation, serializeInstallation } from '../domain/installation.js';
-import { deviceIndexKey } from './device-store.js';
 import { execOrThrow } from './exec.js';
 import { flowScheduleKey } from './flow-store.js';
-import { deletionMarkerKey, flowInputsKey, pendingReleaseKey, type ReadModelKeys } from './keys.js';
+import {
+  deletionMarkerKey,
+  deviceIndexKey,
+  flowInputsKey,
+  pendingReleaseKey,
+  type ReadModelKeys,
+} from './keys.js';
 import { scriptedPipeline, withScripts } from './scripts.js';
 
 // Installation records and their deletion. Upserts are last-writer-wins by occurredAt in Lua on

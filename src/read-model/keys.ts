@@ -78,6 +78,10 @@ export const deletionMarkerKey = (keys: ReadModelKeys, installationId: Installat
 export const flowInputsKey = (keys: ReadModelKeys, installationId: InstallationId): string =>
   keys.internalOf(installationId, 'fi');
 
+/** hash inst, first, last, removed: where a device (field `<category>:<id>`) lives now. */
+export const deviceIndexKey = (keys: ReadModelKeys, field: string): string =>
+  keys.internal('dev', field);
+
 /** set: device fields a deletion removed whose index entries are not released yet. */
 export const pendingReleaseKey = (keys: ReadModelKeys, installationId: InstallationId): string =>
   keys.internalOf(installationId, 'release');

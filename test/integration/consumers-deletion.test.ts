@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { deviceIndexKey } from '../../src/read-model/device-store.js';
 import { flowScheduleKey } from '../../src/read-model/flow-store.js';
-import { flowInputsKey, pendingReleaseKey } from '../../src/read-model/keys.js';
+import { deviceIndexKey, flowInputsKey, pendingReleaseKey } from '../../src/read-model/keys.js';
 import { waitFor } from '../support/stack.js';
 import {
   devicesOf,
