@@ -1,11 +1,10 @@
-import { STATUS_CODES } from 'node:http';
-import type { Socket } from 'node:net';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { errorStatus, sendError, type TransportErrorCode } from './errors/error-catalog.js';
+import { sendError, type TransportErrorCode } from './errors/error-catalog.js';
 
 // Answers outside the API's error table, in the same JSON envelope: unknown routes (404
 // NOT_FOUND), a known route with another method (405 METHOD_NOT_ALLOWED; this includes CORS
-// preflights, refused without any Access-Control-* header), unreadable bodies.
+// preflights, refused without any Access-Control-* header), unreadable bodies and URLs.
+// Refusals below Fastify (unparsable HTTP, timeouts) are in edge/http-server.ts.
 
 const BY_STATUS: Readonly<Record<number, TransportErrorCode>> = {
   400: 'BAD_REQUEST',
@@ -26,7 +25,7 @@ export function registerHttpErrors(app: FastifyInstance): void {
     const path = request.url.split('?', 1)[0] ?? '';
     const methods = methodsByPath.get(path);
     if (methods) {
-      reply.header('allow', [...methods].join(', '));
+      reply.header('allow', [...methods].sort().join(', '));
       return sendError(reply, 'METHOD_NOT_ALLOWED');
     }
     return sendError(reply, 'NOT_FOUND');
@@ -57,17 +56,16 @@ export function handleHttpError(
 }
 
 /**
- * Errors Node raises before Fastify sees a request (request timeout, unparsable HTTP): the same
- * envelope, written to the socket, then closed.
+ * Fastify's own refusals before routing: a URL that is not valid percent-encoding, a path
+ * parameter over the router's length limit. Its default answer echoes the URL, query included.
+ * No route hook runs for these, so they are logged and counted like the Node server's.
  */
-export function clientErrorHandler(error: Error & { code?: string }, socket: Socket): void {
-  if (!socket.writable) return;
-  const code: TransportErrorCode =
-    error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 'REQUEST_TIMEOUT' : 'BAD_REQUEST';
-  const status = errorStatus(code);
-  const body = `{"valid":false,"error":"${code}"}`;
-  socket.end(
-    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json\r\n` +
-      `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
-  );
+export function createFrameworkErrorHandler(
+  refused: (code: TransportErrorCode, reason: string) => void,
+) {
+  return (error: { code?: string }, _request: FastifyRequest, reply: FastifyReply): void => {
+    const code = error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 'URI_TOO_LONG' : 'BAD_REQUEST';
+    refused(code, error.code ?? 'framework error');
+    sendError(reply, code);
+  };
 }

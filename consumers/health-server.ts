@@ -1,9 +1,24 @@
-import { createServer, type Server } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
+import { createEdgeServer, type EdgeServerLimits } from '../src/http/edge-server.js';
 
 // The consumer process's operations endpoints: /healthz (the process answers), /readyz (Redis
-// reachable and every topic consumer running), /metrics (Prometheus text).
+// reachable and every topic consumer running), /metrics (Prometheus text). On the same edge as
+// the API (src/http/edge-server.ts): what Node would answer with an empty body is answered in
+// JSON, and a slow or idle client is cut. The limits are fixed: a scraper and a probe or two
+// are all that ever connect.
+
+export const HEALTH_LIMITS: EdgeServerLimits = {
+  headersTimeoutMs: 3_000,
+  requestTimeoutMs: 5_000,
+  keepAliveTimeoutMs: 5_000,
+  socketIdleTimeoutMs: 10_000,
+  maxConnections: 32,
+  maxConnectionsPerClient: 0,
+  maxHeaderBytes: 8 * 1024, // 8 KiB: probes send a few short headers
+  maxRequestsPerSocket: 0,
+};
 
 export interface HealthServer {
   readonly port: number;
@@ -16,11 +31,24 @@ export async function startHealthServer(deps: {
   registry: Registry;
   isReady: () => Promise<boolean>;
   logger: Logger;
+  /** Tests shorten them; production uses HEALTH_LIMITS. */
+  limits?: EdgeServerLimits;
 }): Promise<HealthServer> {
-  const server: Server = createServer((req, res) => {
+  const log = deps.logger;
+  const server: Server = createEdgeServer(handle, deps.limits ?? HEALTH_LIMITS, {
+    body: (code) => JSON.stringify({ status: code.toLowerCase().replaceAll('_', ' ') }),
+    headers: { 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' },
+    record: (code, reason) => log.info({ error: code, reason }, 'health server: refused'),
+    dropped: (reason) => log.info({ reason }, 'health server: connection dropped'),
+  });
+  function handle(req: IncomingMessage, res: ServerResponse) {
     const path = (req.url ?? '/').split('?')[0];
     const send = (status: number, body: string, type = 'application/json') => {
-      res.writeHead(status, { 'content-type': type, 'cache-control': 'no-store' });
+      res.writeHead(status, {
+        'content-type': type,
+        'cache-control': 'no-store',
+        'x-content-type-options': 'nosniff',
+      });
       res.end(body);
     };
     if (req.method !== 'GET' && req.method !== 'HEAD')
@@ -46,10 +74,11 @@ export async function startHealthServer(deps: {
       return;
     }
     send(404, '{"status":"not found"}');
-  });
+  }
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(deps.port, deps.host ?? '0.0.0.0', resolve);
+    // Loopback unless the operator opts into another address (CONSUMER_HEALTH_HOST).
+    server.listen(deps.port, deps.host ?? '127.0.0.1', resolve);
   });
   const address = server.address();
   return {

@@ -7,7 +7,7 @@ import type {
 } from 'fastify';
 import { hashApiKey, isWellFormedApiKey } from '../../src/domain/access-rule.js';
 import { sendError } from '../errors/error-catalog.js';
-import { extractApiKey } from './credential.js';
+import { extractApiKey, hasRepeatedCredential } from './credential.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -16,11 +16,35 @@ declare module 'fastify' {
   }
 }
 
+// Recent keys and their hashes: pollers send the same key every few seconds, and a sha256 per
+// request is a measurable share of a cached read. Keyed by the key itself (a collision of any
+// cheaper function would hand one key another's identity). Bounded by count, oldest out, and
+// emptied every few minutes, so a key no longer sent leaves memory within that time; the
+// exposure this adds is stated in docs/security.md.
+const MAX_REMEMBERED_KEYS = 10_000;
+const FORGET_EVERY_MS = 5 * 60_000;
+const keyHashes = new Map<string, string>();
+let forgetTimer: NodeJS.Timeout | null = null;
+
+function hashOf(key: string): string {
+  const known = keyHashes.get(key);
+  if (known !== undefined) return known;
+  const keyHash = hashApiKey(key);
+  if (keyHashes.size >= MAX_REMEMBERED_KEYS)
+    keyHashes.delete(keyHashes.keys().next().value as string);
+  keyHashes.set(key, keyHash);
+  if (forgetTimer === null) {
+    forgetTimer = setInterval(() => keyHashes.clear(), FORGET_EVERY_MS);
+    forgetTimer.unref();
+  }
+  return keyHash;
+}
+
 /** The lookup hash of the request's key, or null when none or a malformed one was sent. */
 export function keyHashOf(headers: IncomingHttpHeaders): string | null {
   const key = extractApiKey(headers);
-  // Format first: a malformed key never costs a lookup.
-  return isWellFormedApiKey(key) ? hashApiKey(key) : null;
+  // Format first: a malformed key never costs a lookup, nor a place among the remembered ones.
+  return isWellFormedApiKey(key) ? hashOf(key) : null;
 }
 
 export function decorateKeyHash(app: FastifyInstance): void {
@@ -38,7 +62,7 @@ export function requireWellFormedKey(
   reply: FastifyReply,
   done: HookHandlerDoneFunction,
 ): void {
-  const keyHash = keyHashOf(request.headers);
+  const keyHash = hasRepeatedCredential(request.raw.rawHeaders) ? null : keyHashOf(request.headers);
   // Answered here: Fastify skips the rest of the request when `done` is not called.
   if (keyHash === null) {
     sendError(reply, 'UNAUTHORIZED');

@@ -14,6 +14,23 @@ export function extractApiKey(headers: IncomingHttpHeaders): string | null {
   }
   const apiKey = headers['api-key'];
   if (typeof apiKey === 'string') return apiKey.trim();
-  // Node joins repeated `api-key` headers with ", ": that never passes the format check.
   return null;
+}
+
+/**
+ * True when `Authorization` or `Api-Key` was sent more than once. Node keeps the first
+ * `Authorization` and joins repeated `Api-Key`s, while a proxy in front may keep the last: two
+ * parties would see two identities, so such a request has none (401). `rawHeaders` alternates
+ * names and values as received.
+ */
+export function hasRepeatedCredential(rawHeaders: readonly string[]): boolean {
+  let authorization = 0;
+  let apiKey = 0;
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i] as string;
+    // Length first: most headers are neither, and this runs on every request.
+    if (name.length === 13 && name.toLowerCase() === 'authorization') authorization++;
+    else if (name.length === 7 && name.toLowerCase() === 'api-key') apiKey++;
+  }
+  return authorization > 1 || apiKey > 1;
 }

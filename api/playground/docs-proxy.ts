@@ -1,10 +1,16 @@
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance, FastifyReply } from 'fastify';
+import { hasRepeatedCredential } from '../auth/credential.js';
+import { API_HEADERS } from '../edge/response-headers.js';
 import { sendError } from '../errors/error-catalog.js';
+import { proxyTarget } from './proxy-target.js';
 
-// Server-side proxy for the playground's try-it requests. Forwards only API paths, only the
-// headers the API reads, never follows redirects; answers 502 when the API is unreachable,
-// redirects or answers non-JSON, 504 on timeout. Keys pass through headers and are never logged.
+// Server-side proxy for the playground's try-it requests. Forwards only to the configured
+// upstream and only under the API base (proxy-target.ts), only the headers the API reads,
+// never follows redirects; answers 404 for a path that leaves the API base, 401 for a repeated
+// credential header (as the API does: forwarding one copy would undo that rule), 502 when the
+// API is unreachable, redirects or answers non-JSON, 504 on timeout. Keys pass through headers
+// and are never logged.
 
 export interface DocsProxyOptions {
   readonly prefix: string;
@@ -31,21 +37,36 @@ export function registerDocsProxy(app: FastifyInstance, options: DocsProxyOption
     scope.addContentTypeParser('*', { parseAs: 'string' }, (_request, body, done) =>
       done(null, body),
     );
+    const routePrefix = `${options.prefix}${options.basePath}`;
     scope.route({
       method: ['GET', 'POST'],
-      url: `${options.prefix}${options.basePath}/*`,
+      url: `${routePrefix}/*`,
       handler: async (request, reply) => {
-        const target = request.url.slice(options.prefix.length);
+        if (hasRepeatedCredential(request.raw.rawHeaders)) {
+          request.log.info({ reason: 'repeated credential' }, 'docs proxy: refused');
+          return sendError(reply, 'UNAUTHORIZED');
+        }
+        const upstream = new URL(options.upstreamUrl ?? selfUrl(app)).origin;
+        const target = proxyTarget({
+          requestUrl: request.url,
+          routePrefix,
+          basePath: options.basePath,
+          upstreamOrigin: upstream,
+        });
+        if (!target.ok) {
+          request.log.info({ reason: target.reason }, 'docs proxy: refused');
+          return sendError(reply, target.reason === 'outside-base' ? 'NOT_FOUND' : 'BAD_REQUEST');
+        }
         const headers: Record<string, string> = {};
         for (const name of FORWARDED_HEADERS) {
           const value = request.headers[name];
           if (typeof value === 'string') headers[name] = value;
         }
-        const upstream = options.upstreamUrl ?? selfUrl(app);
         let response: Response;
         try {
-          response = await fetch(new URL(target, upstream), {
-            method: request.method,
+          response = await fetch(target.url, {
+            // HEAD runs the GET handler; its answer loses the body on the way out.
+            method: request.method === 'POST' ? 'POST' : 'GET',
             headers,
             body: request.method === 'POST' ? (request.body as string | undefined) : undefined,
             redirect: 'manual',
@@ -82,5 +103,5 @@ async function relay(reply: FastifyReply, response: Response) {
   } catch {
     return sendError(reply, 'BAD_GATEWAY');
   }
-  return reply.code(response.status).type('application/json').send(text);
+  return reply.code(response.status).headers(API_HEADERS).type('application/json').send(text);
 }

@@ -10,7 +10,8 @@ import { device, installation, newApiKey } from '../support-api/fixtures.js';
 describe('API 404 for a missing and an inaccessible installation', () => {
   // A fixed clock: `now` is a script argument and must not differ between the two requests.
   const nowMs = Date.now();
-  const api = testApi({ clock: () => nowMs });
+  // The uncached path; with the near-cache on, the same holds (api-near-cache.test.ts).
+  const api = testApi({ clock: () => nowMs, env: { API_NEAR_CACHE_ENTRIES: '0' } });
   const base = api.config.api.basePath;
   const owner = newApiKey();
   const stranger = newApiKey();

@@ -1,5 +1,7 @@
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { markEpochComplete, writeEpoch } from '../../src/read-model/epoch.js';
+import { createKeys } from '../../src/read-model/keys.js';
 import { testApi } from '../support-api/api-harness.js';
 import { installation, newApiKey } from '../support-api/fixtures.js';
 
@@ -32,6 +34,7 @@ describe('API over HTTP', () => {
         expect(Date.now() - started, url).toBeLessThan(1_500);
         expect(res.statusCode, url).toBe(500);
         expect(res.json()).toEqual({ valid: false, error });
+        expect(res.headers['retry-after'], url).toBe('1');
       }
       expect((await down.app.inject({ url: '/readyz' })).statusCode).toBe(503);
       expect((await down.app.inject({ url: '/healthz' })).statusCode).toBe(200);
@@ -71,10 +74,11 @@ describe('API over HTTP', () => {
     });
     expect(unknown.statusCode).toBe(404);
     expect(unknown.json()).toEqual({ valid: false, error: 'NOT_FOUND' });
-    for (const method of ['PUT', 'DELETE', 'PATCH', 'HEAD'] as const) {
+    // HEAD is allowed wherever GET is (api-edge.test.ts checks its answers).
+    for (const method of ['PUT', 'DELETE', 'PATCH'] as const) {
       const res = await api.app.inject({ method, url: `${base}/getInstallations?x=1` });
       expect(res.statusCode, method).toBe(405);
-      expect(res.headers.allow).toBe('GET, POST');
+      expect(res.headers.allow).toBe('GET, HEAD, POST');
     }
   });
 
@@ -116,6 +120,11 @@ describe('API over HTTP', () => {
 
   it('serves health, readiness, metrics and the OpenAPI document', async () => {
     expect((await api.app.inject({ url: '/healthz' })).json()).toEqual({ status: 'ok' });
+    // No epoch marker: the read model was never built, or the store lost it.
+    expect((await api.app.inject({ url: '/readyz' })).statusCode).toBe(503);
+    const epoch = await writeEpoch(api.redis, createKeys(api.prefix), Date.now());
+    expect((await api.app.inject({ url: '/readyz' })).statusCode).toBe(503);
+    await markEpochComplete(api.redis, createKeys(api.prefix), epoch);
     expect((await api.app.inject({ url: '/readyz' })).statusCode).toBe(200);
     await api.app.inject({ url: `${base}/getInstallations`, headers: { 'api-key': key } });
     const metrics = await api.app.inject({ url: '/metrics' });
