@@ -37,11 +37,29 @@ export interface ConsumerOptions {
    * partition always come one after the other, in order.
    */
   readonly concurrentPartitions?: number;
+  /**
+   * How long the group waits for a member that stopped heartbeating (a crash) before handing
+   * its partitions on; kafkajs's default is 30 s, which a restarted process would sit out.
+   */
+  readonly sessionTimeoutMs?: number;
+  /** What the client reports about its own life; the runner turns it into readiness and exits. */
+  readonly events?: ConsumerEvents;
+}
+
+export interface ConsumerEvents {
+  /** The group assigned these partitions of the topic; a rebalance replaces the whole set. */
+  onAssigned(partitions: readonly number[]): void;
+  /** Consuming stopped on an error; `restart` says whether the client tries again by itself. */
+  onCrash(error: unknown, restart: boolean): void;
+  /** The client left its group although nobody called stop(). */
+  onStopped(): void;
 }
 
 export interface BatchConsumer {
   start(handler: BatchHandler): Promise<void>;
   stop(): Promise<void>;
+  /** Stops fetching one partition of a topic (it stays assigned: nothing moves past it). */
+  pause(topic: string, partition: number): void;
 }
 
 export interface OutgoingMessage {
@@ -65,9 +83,32 @@ export interface TopicSpec {
   readonly config?: Readonly<Record<string, string>>;
 }
 
+export interface PartitionOffsets {
+  readonly partition: number;
+  /** First offset a read_committed consumer cannot read yet (the last stable offset). */
+  readonly end: string;
+  /** Log start offset: where a group without a committed offset begins. */
+  readonly start: string;
+}
+
 export interface Admin {
   /** Creates the topics that do not exist yet; existing ones are left as they are. */
   ensureTopics(specs: readonly TopicSpec[]): Promise<void>;
+  endOffsets(topic: string): Promise<readonly PartitionOffsets[]>;
+  /** The group's committed offset per partition of the topic, null where it has none. */
+  committedOffsets(
+    groupId: string,
+    topic: string,
+  ): Promise<ReadonlyArray<{ partition: number; offset: string | null }>>;
+  /** Moves the group's committed offset; the broker refuses while the group has members. */
+  setCommittedOffset(
+    groupId: string,
+    topic: string,
+    partition: number,
+    offset: string,
+  ): Promise<void>;
+  /** Moves the group to the start of every partition of the topic, in one step (same refusal). */
+  resetToStart(groupId: string, topic: string): Promise<void>;
   disconnect(): Promise<void>;
 }
 

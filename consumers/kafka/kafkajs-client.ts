@@ -10,6 +10,7 @@ import type {
   OutgoingMessage,
   Producer,
 } from './client.js';
+import { registerCodecs } from './codecs.js';
 
 export interface KafkajsClientOptions {
   readonly brokers: readonly string[];
@@ -18,6 +19,7 @@ export interface KafkajsClientOptions {
 }
 
 export function createKafkajsClient(options: KafkajsClientOptions): KafkaClient {
+  registerCodecs();
   const kafka = new Kafka({
     clientId: options.clientId,
     brokers: [...options.brokers],
@@ -50,6 +52,21 @@ export function createKafkajsClient(options: KafkajsClientOptions): KafkaClient 
             })),
           });
         },
+        async endOffsets(topic) {
+          // kafkajs's admin lists offsets read_committed: `high` is the last stable offset.
+          const offsets = await admin.fetchTopicOffsets(topic);
+          return offsets.map((o) => ({ partition: o.partition, end: o.high, start: o.low }));
+        },
+        async committedOffsets(groupId, topic) {
+          const [found] = await admin.fetchOffsets({ groupId, topics: [topic] });
+          return (found?.partitions ?? []).map((p) => ({
+            partition: p.partition,
+            offset: BigInt(p.offset) < 0n ? null : p.offset,
+          }));
+        },
+        setCommittedOffset: (groupId, topic, partition, offset) =>
+          admin.setOffsets({ groupId, topic, partitions: [{ partition, offset }] }),
+        resetToStart: (groupId, topic) => admin.resetOffsets({ groupId, topic, earliest: true }),
         disconnect: () => admin.disconnect(),
       } satisfies Admin;
     },
@@ -57,7 +74,46 @@ export function createKafkajsClient(options: KafkajsClientOptions): KafkaClient 
 }
 
 function createConsumer(kafka: Kafka, options: ConsumerOptions): BatchConsumer {
-  const consumer = kafka.consumer({ groupId: options.groupId, allowAutoTopicCreation: false });
+  // read_committed is kafkajs's default; said here because events.md promises it to producers.
+  const consumer = kafka.consumer({
+    groupId: options.groupId,
+    allowAutoTopicCreation: false,
+    readUncommitted: false,
+    // Heartbeats at a third of the session, as kafkajs recommends; kafkajs 2.2.4 has no static
+    // membership (no group.instance.id), so a short session is what bounds a crash's stall.
+    ...(options.sessionTimeoutMs
+      ? {
+          sessionTimeout: options.sessionTimeoutMs,
+          heartbeatInterval: Math.min(3_000, Math.floor(options.sessionTimeoutMs / 3)),
+        }
+      : {}),
+  });
+  const events = options.events;
+  let stopping = false;
+  const commitNext = (topic: string, partition: number, lastOffset: string) =>
+    consumer.commitOffsets([{ topic, partition, offset: (BigInt(lastOffset) + 1n).toString() }]);
+  if (events) {
+    consumer.on(consumer.events.GROUP_JOIN, (e) => {
+      const assigned = Object.values(e.payload.memberAssignment).flat();
+      events.onAssigned(assigned);
+    });
+    consumer.on(consumer.events.CRASH, (e) => {
+      if (!stopping) events.onCrash(e.payload.error, e.payload.restart);
+    });
+    consumer.on(consumer.events.STOP, () => {
+      if (!stopping) events.onStopped();
+    });
+  }
+  // A fetch of nothing but transaction markers or aborted records never reaches eachBatch;
+  // kafkajs moves past it in memory only. Commit that too, or the committed offset stays
+  // before the marker and offset-based lag never reads 0 on a transactional topic.
+  consumer.on(consumer.events.END_BATCH_PROCESS, (e) => {
+    const { topic, partition, batchSize, lastOffset } = e.payload;
+    if (batchSize > 0 || stopping) return;
+    commitNext(topic, partition, lastOffset).catch(() => {
+      // A rebalance or stop in between: the next batch or member commits it.
+    });
+  });
   return {
     async start(handler: BatchHandler) {
       await consumer.connect();
@@ -71,8 +127,7 @@ function createConsumer(kafka: Kafka, options: ConsumerOptions): BatchConsumer {
         eachBatchAutoResolve: false,
         partitionsConsumedConcurrently: options.concurrentPartitions ?? 1,
         eachBatch: async ({ batch, heartbeat, isRunning, isStale, resolveOffset }) => {
-          const last = batch.messages.at(-1);
-          if (!last) return;
+          if (batch.messages.length === 0) return;
           const messages: KafkaMessage[] = batch.messages.map((m) => ({
             topic: batch.topic,
             partition: batch.partition,
@@ -91,16 +146,20 @@ function createConsumer(kafka: Kafka, options: ConsumerOptions): BatchConsumer {
             },
             { heartbeat, isStale: () => !isRunning() || isStale() },
           );
-          // Without resolving, kafkajs fetches the same batch again (auto-resolve is off).
-          resolveOffset(last.offset);
-          const next = (BigInt(last.offset) + 1n).toString();
-          await consumer.commitOffsets([
-            { topic: batch.topic, partition: batch.partition, offset: next },
-          ]);
+          // The batch's last offset counts transaction markers and aborted records after the
+          // last message too, so the committed offset passes them. Without resolving, kafkajs
+          // fetches the same batch again (auto-resolve is off).
+          const last = batch.lastOffset();
+          resolveOffset(last);
+          await commitNext(batch.topic, batch.partition, last);
         },
       });
     },
-    stop: () => consumer.disconnect(),
+    async stop() {
+      stopping = true;
+      await consumer.disconnect();
+    },
+    pause: (topic, partition) => consumer.pause([{ topic, partitions: [partition] }]),
   };
 }
 

@@ -20,5 +20,6 @@ export const REJECT_REASONS = [
   'missing_required_fields', // a device's first event lacks its non-nullable fields
   'processing_error', // projecting this one message failed; the rest of the batch goes on
   'too_large', // too large to forward with its headers: sent with headers only, no value
+  'undecodable_batch', // an operator moved the group past a record batch no codec decodes (no value)
 ] as const;
 export type RejectReason = (typeof REJECT_REASONS)[number];

@@ -1,0 +1,72 @@
+import type { Logger } from 'pino';
+import type { Admin } from './kafka/client.js';
+import type { ConsumerMetrics } from './metrics.js';
+
+// Lag per assigned partition, from the broker rather than from processed batches: the end is
+// the last stable offset (what a read_committed consumer can reach, transaction markers
+// included), the position is the group's committed offset. So lag shows from assignment on,
+// before any batch, and keeps growing while a consumer is stalled or stopped.
+
+export interface LaggingGroup {
+  readonly topic: string;
+  readonly groupId: string;
+  assignment(): readonly number[];
+}
+
+export interface LagMonitor {
+  /** Reads lag now (e.g. on assignment); overlapping calls share one read. */
+  refresh(): Promise<void>;
+  stop(): void;
+}
+
+export function startLagMonitor(deps: {
+  admin: Admin;
+  groups: readonly LaggingGroup[];
+  metrics: ConsumerMetrics;
+  intervalMs: number;
+  logger: Logger;
+}): LagMonitor {
+  const { admin, metrics } = deps;
+  const shown = new Map<string, Set<number>>();
+  let inFlight: Promise<void> | null = null;
+
+  async function readGroup(group: LaggingGroup): Promise<void> {
+    const partitions = group.assignment();
+    const previous = shown.get(group.topic) ?? new Set<number>();
+    for (const p of previous) {
+      if (!partitions.includes(p)) metrics.lag.remove({ topic: group.topic, partition: String(p) });
+    }
+    shown.set(group.topic, new Set(partitions));
+    if (partitions.length === 0) return;
+    const [ends, committed] = await Promise.all([
+      admin.endOffsets(group.topic),
+      admin.committedOffsets(group.groupId, group.topic),
+    ]);
+    for (const partition of partitions) {
+      const end = ends.find((e) => e.partition === partition);
+      if (!end) continue;
+      const position = committed.find((c) => c.partition === partition)?.offset ?? end.start;
+      const lag = BigInt(end.end) - BigInt(position);
+      metrics.lag.set(
+        { topic: group.topic, partition: String(partition) },
+        Number(lag > 0n ? lag : 0n),
+      );
+    }
+  }
+
+  const refresh = () => {
+    inFlight ??= Promise.all(deps.groups.map(readGroup))
+      .then(() => undefined)
+      .catch((error) => deps.logger.warn({ err: error }, 'could not read consumer lag'))
+      .finally(() => {
+        inFlight = null;
+      });
+    return inFlight;
+  };
+  const timer = setInterval(() => void refresh(), deps.intervalMs);
+  timer.unref();
+  return {
+    refresh,
+    stop: () => clearInterval(timer),
+  };
+}

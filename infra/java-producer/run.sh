@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Runs infra/java-producer/Producer.java on the broker's Maven classpath (resolved once by
+# infra/kafka/pom.xml, cached like infra/stack.sh's). Usage: run.sh [brokers] < commands
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+CP_FILE="${STACK_DIR:-$ROOT/.local}/kafka/classpath.txt"
+if [ ! -s "$CP_FILE" ]; then
+  mkdir -p "$(dirname "$CP_FILE")"
+  command -v mvn >/dev/null || { echo "mvn not found: install Apache Maven (Debian: apt-get install maven)" >&2; exit 1; }
+  mvn -q -B -f "$ROOT/infra/kafka/pom.xml" dependency:build-classpath -Dmdep.outputFile="$CP_FILE" >&2
+fi
+# Quiet client logs: the broker's slf4j binding is on this classpath and logs INFO by default.
+exec java -Dlog4j.configuration=file:/dev/null -cp "$(cat "$CP_FILE")" "$ROOT/infra/java-producer/Producer.java" "$@"
