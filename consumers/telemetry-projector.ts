@@ -1,44 +1,157 @@
+import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
+import { Counter } from 'prom-client';
 import { parseTelemetryMessage } from '../src/domain/event-parse.js';
-import type { TelemetryEvent } from '../src/domain/events.js';
-import { CorruptStoredDataError } from '../src/read-model/batch-flows.js';
-import type { DeviceStore } from '../src/read-model/device-store.js';
+import {
+  type DeviceReleasedEvent,
+  parseDeviceReleased,
+} from '../src/projection/device-released.js';
+import { flowExpired } from '../src/projection/flow-of-state.js';
+import { NO_FLOW } from '../src/projection/installation-state.js';
+import {
+  type EventOutcome,
+  type ProjectionEvent,
+  refreshFlow,
+} from '../src/projection/telemetry-fold.js';
+import type { InstallationWrite } from '../src/projection/write-plan.js';
+import { flowDueKey, type ReadModelKeys } from '../src/read-model/keys.js';
+import { createTelemetryEdge } from '../src/read-model/telemetry-edge.js';
 import type { Rejection } from './dead-letter.js';
 import type { KafkaBatch, KafkaMessage } from './kafka/client.js';
 import type { ConsumerMetrics } from './metrics.js';
-import { createPool } from './pool.js';
 import type { BatchOutcome, Projector } from './runner.js';
-import {
-  deviceFieldOf,
-  type EventOutcome,
-  planTelemetryBatch,
-  type TelemetryPlan,
-} from './telemetry-batch.js';
+import type { OwnedState, PartitionState } from './telemetry-state.js';
 
-// device-telemetry.v1: parse, then apply the whole batch in one transaction, which also
-// recomputes the flow of every installation it touched once. Batches of different partitions
-// run at once, each with a store (a Redis connection) of its own. An installation whose stored
-// devices cannot be read back fails alone: the events that touched it are dead-lettered and the
-// rest of the batch is applied.
+// device-telemetry.v1, by the owner of each partition: load what memory lacks (one pipeline),
+// fold the batch (pure, src/projection/), write at the edge: device index operations, the
+// device.released messages they imply (Kafka, acknowledged), then one script per installation
+// in its slot (one pipeline). A write refused because its revision moved (another writer: the
+// deletion script, a former owner) drops that copy and refolds that installation's events.
+// Only then does the runner commit. Between batches, a timer recomputes the flows that time
+// alone changed, from memory.
+
+export interface TelemetryProjector extends Projector {
+  /** The group assigned these partitions: state of every other partition is forgotten. */
+  assigned(partitions: readonly number[]): void;
+  /** Recomputes every owned flow whose validity ended (a counted device went offline). */
+  ageFlows(): Promise<void>;
+}
+
+/** Attempts before a batch is handed back to the runner's retry with backoff. */
+const MAX_ATTEMPTS = 8;
+
+export class ContentionError extends Error {
+  readonly retriable = true;
+}
+
+type Accepted = { readonly message: KafkaMessage; readonly event: ProjectionEvent };
 
 export function createTelemetryProjector(deps: {
   topic: string;
-  /** One per batch projected at once (each on a Redis connection of its own). */
-  stores: readonly DeviceStore[];
+  conn: Redis;
+  keys: ReadModelKeys;
+  owned: OwnedState;
   clock: () => number;
   futureSkewSeconds: number;
+  onlineWindowSeconds: number;
+  /** Sends device.released events keyed by their installation; resolves once acknowledged. */
+  sendReleases(events: readonly DeviceReleasedEvent[]): Promise<void>;
   metrics: ConsumerMetrics;
   logger: Logger;
-}): Projector {
-  const { topic, metrics } = deps;
-  const stores = createPool(deps.stores);
+}): TelemetryProjector {
+  const { topic, metrics, keys, owned } = deps;
+  const releaseCount = new Counter({
+    name: 'ingest_device_releases_total',
+    help: 'device.released events of the move protocol, sent or applied',
+    labelNames: ['direction'],
+    registers: [metrics.registry],
+  });
+  const ctx = () => ({
+    nowMs: deps.clock(),
+    futureSkewSeconds: deps.futureSkewSeconds,
+    onlineWindowSeconds: deps.onlineWindowSeconds,
+  });
+
+  const edgeOf = (part: PartitionState, partition: number) =>
+    createTelemetryEdge({
+      conn: deps.conn,
+      keys,
+      cache: part,
+      dueKey: flowDueKey(keys, topic, partition),
+      sendReleases: async (events) => {
+        await deps.sendReleases(events);
+        releaseCount.inc({ direction: 'sent' }, events.length);
+      },
+    });
+
+  /** One pass over `pending`: records the outcomes it settled, returns the events to redo. */
+  async function attempt(
+    partition: number,
+    part: PartitionState,
+    pending: readonly Accepted[],
+    outcomes: Map<KafkaMessage, EventOutcome>,
+  ): Promise<Accepted[]> {
+    const result = await edgeOf(part, partition).pass(
+      pending.map((a) => a.event),
+      ctx(),
+    );
+    if (result.corrupt.size > 0) {
+      metrics.corruptInstallations.inc({ topic }, result.corrupt.size);
+      deps.logger.error(
+        { topic, installations: Object.fromEntries(result.corrupt) },
+        'stored devices unreadable; dead-lettering the events that touch them',
+      );
+      for (const { message, event } of pending) {
+        const detail = result.corrupt.get(event.installationId);
+        if (detail !== undefined)
+          outcomes.set(message, { kind: 'rejected', reason: 'processing_error', detail });
+      }
+    }
+    for (const [i, outcome] of result.outcomes)
+      outcomes.set((pending[i] as Accepted).message, outcome);
+    return result.redo.map((i) => pending[i] as Accepted);
+  }
+
   return {
+    assigned(partitions) {
+      const before = new Set(owned.partitions());
+      owned.retain(partitions);
+      // Flows of installations not yet in memory that time will change: read the partition's
+      // schedule, so the owner recomputes them when due even if no event arrives.
+      for (const partition of partitions) {
+        if (before.has(partition)) continue;
+        void owned
+          .lock(partition, async () => {
+            const flat = await deps.conn.zrangebyscore(
+              flowDueKey(keys, topic, partition),
+              '-inf',
+              '+inf',
+              'WITHSCORES',
+            );
+            const part = owned.partition(partition);
+            for (let i = 0; i + 1 < flat.length; i += 2)
+              part.evictedDue.set(Number(flat[i]), Number(flat[i + 1]));
+          })
+          .catch((error) =>
+            deps.logger.warn(
+              { err: error, partition },
+              'could not read the flow schedule; retried at the next assignment',
+            ),
+          );
+      }
+    },
+
     async project(batch: KafkaBatch): Promise<BatchOutcome> {
       const rejections: Rejection[] = [];
       const accepted: Accepted[] = [];
       let dropped = 0;
       let miskeyed = 0;
       for (const message of batch.messages) {
+        const released = parseDeviceReleased(message.value);
+        if (released) {
+          accepted.push({ message, event: released });
+          continue;
+        }
         const parsed = parseTelemetryMessage(message.value);
         if (!parsed.ok) {
           rejections.push({ message, reason: parsed.reason, detail: parsed.detail });
@@ -48,57 +161,29 @@ export function createTelemetryProjector(deps: {
         if (message.key?.toString('utf8') !== String(parsed.event.installationId)) miskeyed++;
         accepted.push({ message, event: parsed.event });
       }
-      let pending = accepted;
       const outcomes = new Map<KafkaMessage, EventOutcome>();
-      while (pending.length > 0) {
-        const events = pending.map((a) => a.event);
-        // Where each device is looked for when it has no index entry: its events' installations.
-        const origins = new Map<string, Set<number>>();
-        for (const e of events) {
-          const field = deviceFieldOf(e);
-          origins.set(field, (origins.get(field) ?? new Set<number>()).add(e.installationId));
-        }
-        let last: TelemetryPlan | null = null;
-        try {
-          const plan = await stores.use((store) =>
-            store.transact(
-              [...origins.keys()],
-              [...new Set(events.map((e) => e.installationId))],
-              (view) => {
-                last = planTelemetryBatch(view, events, {
-                  nowMs: deps.clock(),
-                  futureSkewSeconds: deps.futureSkewSeconds,
-                });
-                return last;
-              },
-              deps.clock,
-              origins,
-            ),
+      await owned.lock(batch.partition, async () => {
+        const part = owned.partition(batch.partition);
+        let pending: Accepted[] = accepted;
+        for (let i = 0; i < MAX_ATTEMPTS && pending.length > 0; i++)
+          pending = await attempt(batch.partition, part, pending, outcomes);
+        if (pending.length > 0)
+          throw new ContentionError(
+            `installations kept changing under ${MAX_ATTEMPTS} attempts: ${[
+              ...new Set(pending.map((a) => a.event.installationId)),
+            ].join(', ')}`,
           );
-          for (const [i, o] of plan.outcomes.entries())
-            outcomes.set(pending[i]?.message as KafkaMessage, o);
-          break;
-        } catch (error) {
-          if (!(error instanceof CorruptStoredDataError) || last === null) throw error;
-          pending = dropCorrupt(pending, last, error, outcomes);
-          metrics.corruptInstallations.inc({ topic }, error.installations.size);
-          deps.logger.error(
-            {
-              topic,
-              partition: batch.partition,
-              installations: Object.fromEntries(error.installations),
-            },
-            'stored devices unreadable; dead-lettering the events that touch them',
-          );
-        }
-      }
+      });
       let applied = 0;
       let stale = 0;
+      let releasesApplied = 0;
       for (const [message, outcome] of outcomes) {
         if (outcome.kind === 'rejected') {
           rejections.push({ message, reason: outcome.reason, detail: outcome.detail });
         } else if (outcome.kind === 'stale') {
           stale++;
+        } else if (outcome.kind === 'internal') {
+          releasesApplied++;
         } else {
           applied++;
           for (const field of outcome.nulledPercentFields) metrics.percentNulled.inc({ field });
@@ -107,6 +192,7 @@ export function createTelemetryProjector(deps: {
       }
       metrics.applied.inc({ topic }, applied);
       metrics.stale.inc({ topic }, stale);
+      releaseCount.inc({ direction: 'applied' }, releasesApplied);
       metrics.droppedFields.inc({ topic }, dropped);
       if (miskeyed > 0) {
         metrics.miskeyed.inc({ topic }, miskeyed);
@@ -118,29 +204,35 @@ export function createTelemetryProjector(deps: {
       rejections.sort((a, b) => Number(BigInt(a.message.offset) - BigInt(b.message.offset)));
       return { rejections };
     },
+
+    async ageFlows() {
+      for (const partition of owned.partitions()) {
+        await owned.lock(partition, async () => {
+          const part = owned.partition(partition);
+          const now = deps.clock();
+          const at = { nowMs: now, onlineWindowSeconds: deps.onlineWindowSeconds };
+          const edge = edgeOf(part, partition);
+          const due = [...part.evictedDue].filter(([, until]) => until < now).map(([id]) => id);
+          if (due.length > 0) {
+            for (const id of due) part.evictedDue.delete(id);
+            const loaded = await edge.load(due);
+            // Scheduled but no longer expiring (deleted, or written since by another owner).
+            const gone = due.filter((id) => !flowExpired(loaded.get(id)?.flow ?? NO_FLOW, now));
+            if (gone.length > 0)
+              await deps.conn.zrem(flowDueKey(keys, topic, partition), ...gone.map(String));
+          }
+          const writes: InstallationWrite[] = [];
+          for (const state of part.values()) {
+            if (!flowExpired(state.flow, now)) continue;
+            const w = refreshFlow(state, at);
+            if (w) writes.push(w);
+          }
+          if (writes.length === 0) return;
+          // A refused write dropped its copy; the next batch of that installation reloads it.
+          const refused = await edge.write(writes);
+          metrics.flowRefreshes.inc({ trigger: 'ageing' }, writes.length - refused.size);
+        });
+      }
+    },
   };
-}
-
-type Accepted = { readonly message: KafkaMessage; readonly event: TelemetryEvent };
-
-/** Records a processing_error for every event that wrote to a corrupt installation. */
-function dropCorrupt(
-  pending: readonly Accepted[],
-  plan: TelemetryPlan,
-  error: CorruptStoredDataError,
-  outcomes: Map<KafkaMessage, EventOutcome>,
-): Accepted[] {
-  const culprits = new Map<number, number>();
-  for (const inst of error.installations.keys())
-    for (const i of plan.touchedBy.get(inst) ?? []) culprits.set(i, inst);
-  return pending.filter((a, i) => {
-    const inst = culprits.get(i);
-    if (inst === undefined) return true;
-    outcomes.set(a.message, {
-      kind: 'rejected',
-      reason: 'processing_error',
-      detail: `stored devices of installation ${inst} are unreadable`,
-    });
-    return false;
-  });
 }

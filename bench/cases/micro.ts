@@ -1,4 +1,3 @@
-import { createRng } from '../../consumers/tools/sim/random.js';
 import { hashApiKey } from '../../src/domain/access-rule.js';
 import {
   applyDeviceState,
@@ -11,6 +10,7 @@ import { computeEnergyFlow, serializeEnergyFlow } from '../../src/domain/energy-
 import { parseTelemetryMessage } from '../../src/domain/event-parse.js';
 import { deviceField } from '../../src/read-model/keys.js';
 import { flowFromStoredDevices } from '../../src/read-model/stored-flow.js';
+import { createRng } from '../../tools/sim/random.js';
 import type { BenchContext } from '../lib/context.js';
 import { printRow, type Row } from '../lib/report.js';
 import { fullState, liveState, stateEvent } from '../workload/device-state.js';

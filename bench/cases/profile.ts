@@ -1,6 +1,6 @@
 import { mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { createRng } from '../../consumers/tools/sim/random.js';
+import { createRng } from '../../tools/sim/random.js';
 import { type BenchContext, runLoad, startApi, startConsumerProcess } from '../lib/context.js';
 import { produceAll } from '../lib/stack.js';
 import { profileMarkdown, summarizeProfile } from '../profile/summarize-profile.js';

@@ -1,4 +1,3 @@
-import { createRng, deriveSeed, type Rng } from '../../consumers/tools/sim/random.js';
 import {
   type DeviceCategory,
   type FieldSpec,
@@ -6,6 +5,7 @@ import {
   perCategory,
 } from '../../src/domain/device-fields.js';
 import type { DeviceStateEvent } from '../../src/domain/events.js';
+import { createRng, deriveSeed, type Rng } from '../../tools/sim/random.js';
 import type { DeviceSpec } from './plan.js';
 
 // Device states for the bench: a full first report (every field of the category set, the

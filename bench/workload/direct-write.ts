@@ -1,5 +1,4 @@
 import type { Redis } from 'ioredis';
-import { createInstallationProfile } from '../../consumers/tools/sim/installations.js';
 import { applyDeviceState, serializeDevice } from '../../src/domain/device-record.js';
 import {
   computeEnergyFlow,
@@ -8,6 +7,7 @@ import {
 } from '../../src/domain/energy-flow.js';
 import { serializeInstallation } from '../../src/domain/installation.js';
 import { createKeys, deviceField, installationField } from '../../src/read-model/keys.js';
+import { createInstallationProfile } from '../../tools/sim/installations.js';
 import { fullState, stateEvent } from './device-state.js';
 import type { Workload } from './plan.js';
 

@@ -1,5 +1,5 @@
-import { keyGrantEvents, toAccessMessages } from '../../consumers/tools/access/access-grants.js';
-import { createInstallationProfile } from '../../consumers/tools/sim/installations.js';
+import { keyGrantEvents, toAccessMessages } from '../../tools/access/access-grants.js';
+import { createInstallationProfile } from '../../tools/sim/installations.js';
 import type { Message } from '../lib/stack.js';
 import { fullState, stateEvent } from './device-state.js';
 import type { Workload } from './plan.js';

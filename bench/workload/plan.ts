@@ -1,7 +1,7 @@
-import type { IssuedKey } from '../../consumers/tools/access/api-key.js';
-import { issueKey } from '../../consumers/tools/access/api-key.js';
-import { createRng, deriveSeed } from '../../consumers/tools/sim/random.js';
 import { DEVICE_CATEGORIES, type DeviceCategory } from '../../src/domain/device-fields.js';
+import type { IssuedKey } from '../../tools/access/api-key.js';
+import { issueKey } from '../../tools/access/api-key.js';
+import { createRng, deriveSeed } from '../../tools/sim/random.js';
 
 // The bench's workload, derived from a seed: installations 1..N with 1-20 devices each over all
 // six categories, 200 applications (half user-owned, half company-owned) with one key each, and

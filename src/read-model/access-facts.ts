@@ -22,6 +22,8 @@ export function accessFactKeys(keys: ReadModelKeys) {
     installationGrants: (installationId: number) => keys.internal('inst-grants', installationId),
     /** set of installationIds the user is a direct member of */
     userInstallations: (userId: number) => keys.internal('user-insts', userId),
+    /** counter: generations of the application's view recomputes (write-key-view-2.lua) */
+    appGeneration: (appId: number) => keys.internal('app-gen', appId),
     /** set of applicationIds owned by the user or company */
     ownerApps: (type: string, ownerId: number) => keys.internal('owner-apps', type, ownerId),
   };

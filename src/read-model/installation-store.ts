@@ -1,8 +1,8 @@
 import type { Redis } from 'ioredis';
 import { type Installation, serializeInstallation } from '../domain/installation.js';
 import { execOrThrow } from './exec.js';
-import { flowScheduleKey } from './flow-store.js';
 import {
+  changeChannel,
   deletionMarkerKey,
   deviceIndexKey,
   flowInputsKey,
@@ -13,8 +13,8 @@ import { scriptedPipeline, withScripts } from './scripts.js';
 
 // Installation records and their deletion. Upserts are last-writer-wins by occurredAt in Lua on
 // the installation's own slot; a deletion leaves a marker of its time (older upserts and older
-// telemetry are ignored), releases the device index entries that still point at it and takes
-// it off the flow schedule.
+// telemetry are ignored), bumps the installation's revision (the telemetry owner's copy is then
+// reloaded) and releases the device index entries that still point at it.
 
 export interface UpsertResult {
   readonly applied: boolean;
@@ -50,6 +50,7 @@ export function createInstallationStore(deps: {
         keys.installation(id),
         keys.installationMeta(id),
         deletionMarkerKey(keys, id),
+        changeChannel(keys, id),
         serializeInstallation(installation),
         occurredAtMs,
         companyId === null ? '' : String(companyId),
@@ -66,12 +67,12 @@ export function createInstallationStore(deps: {
         deletionMarkerKey(keys, id),
         pendingReleaseKey(keys, id),
         flowInputsKey(keys, id),
+        changeChannel(keys, id),
         deletedAtMs,
         tombstone ? 'tombstone' : 'event',
       );
       const pipeline = scriptedPipeline(conn);
       for (const field of pending) pipeline.releaseDevice(deviceIndexKey(keys, field), id);
-      if (applied === 1) pipeline.zrem(flowScheduleKey(keys), String(id));
       await execOrThrow(pipeline);
       // Only once every release succeeded: a failure above leaves the set for the retry.
       if (pending.length > 0) await conn.del(pendingReleaseKey(keys, id));

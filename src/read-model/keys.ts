@@ -26,6 +26,8 @@ export interface ReadModelKeys {
   internal(...parts: Array<string | number>): string;
   /** Consumer bookkeeping of one installation, under its hash tag (scripts may touch it). */
   internalOf(installationId: InstallationId, ...parts: Array<string | number>): string;
+  /** A key of one application's quota, under the application's hash tag `{a<id>}`. */
+  quotaOf(applicationId: number, ...parts: Array<string | number>): string;
 }
 
 export function createKeys(prefix: string): ReadModelKeys {
@@ -39,6 +41,7 @@ export function createKeys(prefix: string): ReadModelKeys {
     keyView: (hash) => `${prefix}{k${hash}}:view`,
     internal: (...parts) => `${prefix}x:${parts.join(':')}`,
     internalOf: (id, ...parts) => inst(id, `x:${parts.join(':')}`),
+    quotaOf: (app, ...parts) => [`${prefix}{a${app}}:quota`, ...parts].join(':'),
   };
 }
 
@@ -72,16 +75,72 @@ export const deletionMarkerKey = (keys: ReadModelKeys, installationId: Installat
   keys.internalOf(installationId, 'gone');
 
 /**
- * hash: field `<category>:<deviceId>` -> the device's flow inputs (src/read-model/flow-inputs.ts),
- * beside the devices hash and written with it, so a flow is computed without parsing records.
+ * hash: field `<category>:<deviceId>` -> `<firstSeenMs>;<lastSeenMs>;<flow inputs>` (precise
+ * times and src/read-model/flow-inputs.ts), beside the devices hash and written with it; field
+ * `#rev` -> the installation's revision, bumped by every writer of its devices or flow.
  */
 export const flowInputsKey = (keys: ReadModelKeys, installationId: InstallationId): string =>
   keys.internalOf(installationId, 'fi');
 
-/** hash inst, first, last, removed: where a device (field `<category>:<id>`) lives now. */
+/**
+ * string: the read model's epoch, written when the model is built from the topics' start. Its
+ * absence under a group that has committed offsets means the store lost its data (a FLUSHALL, a
+ * replica promoted empty, a new volume). On Redis Cluster a shard can lose its data alone: one
+ * marker per shard, `tag` chosen to hash to a slot of that shard (src/read-model/epoch.ts).
+ */
+export const epochKey = (keys: ReadModelKeys, tag = ''): string =>
+  tag === '' ? keys.internal('epoch') : `${keys.internal('epoch')}:{${tag}}`;
+
+/**
+ * Sharded pub/sub channel (SPUBLISH) announcing each change of what the installation serves
+ * (flow, devices, record, acl, deletion). Under the installation's hash tag, so the announcement
+ * goes out in the slot, and the MULTI or script, of the write itself (src/read-model/change-feed.ts).
+ */
+export const changeChannel = (keys: ReadModelKeys, installationId: InstallationId): string =>
+  keys.internalOf(installationId, 'changed');
+
+/** The inverse of changeChannel for a channel of this prefix; null for any other name. */
+export function parseChangeChannel(keys: ReadModelKeys, channel: string): InstallationId | null {
+  const match = /\{i(-?\d+)\}:x:changed$/.exec(channel);
+  if (!match || changeChannel(keys, Number(match[1])) !== channel) return null;
+  return Number(match[1]);
+}
+
+/**
+ * hash inst, last, prev, removed: where a device (field `<category>:<id>`) lives now, in a slot
+ * of its own (hash tag `{d<category>:<id>}`): claimed by one installation's owner at a time
+ * (src/read-model/lua/claim-device-1.lua, docs/projection.md).
+ */
 export const deviceIndexKey = (keys: ReadModelKeys, field: string): string =>
-  keys.internal('dev', field);
+  keys.internal(`{d${field}}`, 'idx');
 
 /** set: device fields a deletion removed whose index entries are not released yet. */
 export const pendingReleaseKey = (keys: ReadModelKeys, installationId: InstallationId): string =>
   keys.internalOf(installationId, 'release');
+
+/**
+ * hash `requestsPerMinute`: an application's quota override (from application.upserted), under
+ * the application's hash tag `{a<id>}` beside its counters, so a lease script stays in one slot.
+ */
+export const applicationQuotaKey = (keys: ReadModelKeys, applicationId: number): string =>
+  keys.quotaOf(applicationId);
+
+/** string: request budget used (in tenths of a request) by an application in one window. */
+export const quotaCounterKey = (keys: ReadModelKeys, applicationId: number, window: number) =>
+  keys.quotaOf(applicationId, window);
+
+/** string: generation of the access recompute that last wrote the key view (same slot). */
+export const keyViewGenerationKey = (keys: ReadModelKeys, keyHash: string): string =>
+  keys.keyView(keyHash).replace(/:view$/, ':gen');
+
+/** hash: key hash -> generation of the access recompute that last wrote its acl entry. */
+export const aclGenerationKey = (keys: ReadModelKeys, installationId: InstallationId): string =>
+  keys.internalOf(installationId, 'aclgen');
+
+/**
+ * sorted set, member installationId, score validUntil (epoch ms): the flows of one telemetry
+ * partition that time alone will change, under the partition's own tag, so its owner finds them
+ * after an assignment without a scan (a per-partition schedule, never a global one).
+ */
+export const flowDueKey = (keys: ReadModelKeys, topic: string, partition: number): string =>
+  keys.internal(`{p${topic}:${partition}}`, 'due');

@@ -5,20 +5,28 @@ import { defineScripts, loadScript } from './lua-scripts.js';
 
 const dir = new URL('./lua/', import.meta.url);
 const SCRIPTS = {
-  upsertInstallation: loadScript(dir, 'upsert-installation-3.lua'),
-  deleteInstallation: loadScript(dir, 'delete-installation-8.lua'),
+  upsertInstallation: loadScript(dir, 'upsert-installation-4.lua'),
+  deleteInstallation: loadScript(dir, 'delete-installation-9.lua'),
   releaseDevice: loadScript(dir, 'release-device-1.lua'),
-  claimDueFlows: loadScript(dir, 'claim-due-flows-1.lua'),
-  readInstallation: loadScript(dir, 'read-installation-3.lua', { readOnly: true }),
+  loadInstallation: loadScript(dir, 'load-installation-4.lua', { readOnly: true }),
+  writeInstallation: loadScript(dir, 'write-installation-4.lua'),
+  claimDevice: loadScript(dir, 'claim-device-1.lua'),
+  writeAclEntry: loadScript(dir, 'write-acl-entry-3.lua'),
+  writeKeyView: loadScript(dir, 'write-key-view-2.lua'),
 } as const;
 
 type Arg = string | number;
 
 export interface ScriptCommands {
-  upsertInstallation(k1: string, k2: string, k3: string, ...argv: Arg[]): Promise<number>;
+  upsertInstallation(
+    k1: string,
+    k2: string,
+    k3: string,
+    k4: string,
+    ...argv: Arg[]
+  ): Promise<number>;
   deleteInstallation(...keysAndArgv: Arg[]): Promise<[0 | 1, string[]]>;
   releaseDevice(key: string, installationId: Arg): Promise<number>;
-  claimDueFlows(key: string, nowMs: Arg, leaseEndMs: Arg, limit: Arg): Promise<string[]>;
 }
 
 export type ScriptedRedis = Redis & ScriptCommands;
@@ -26,8 +34,22 @@ export type ScriptedRedis = Redis & ScriptCommands;
 /** A pipeline of a scripted connection, with the scripts queued like any command. */
 export type ScriptedPipeline = ChainableCommander & {
   releaseDevice(key: string, installationId: Arg): ChainableCommander;
-  /** read-installation-3.lua: devices, gone, flow inputs keys, then the device fields. */
-  readInstallation(k1: string, k2: string, k3: string, ...fields: string[]): ChainableCommander;
+  /** load-installation-4.lua: devices, flow inputs, gone, flow. */
+  loadInstallation(k1: string, k2: string, k3: string, k4: string): ChainableCommander;
+  /** write-installation-4.lua: devices, flow inputs, flow, change channel, then its ARGV. */
+  writeInstallation(
+    k1: string,
+    k2: string,
+    k3: string,
+    k4: string,
+    ...argv: Arg[]
+  ): ChainableCommander;
+  /** write-acl-entry-3.lua: acl, acl generations, change channel; hash, exp or '', generation. */
+  writeAclEntry(k1: string, k2: string, k3: string, ...argv: Arg[]): ChainableCommander;
+  /** write-key-view-2.lua: key view, its generation; generation, then field, value pairs. */
+  writeKeyView(k1: string, k2: string, ...argv: Arg[]): ChainableCommander;
+  /** claim-device-1.lua: the device's index key, 'claim' or 'remove', installationId, epoch ms. */
+  claimDevice(key: string, kind: string, installationId: Arg, atMs: Arg): ChainableCommander;
 };
 
 export const scriptedPipeline = (redis: ScriptedRedis): ScriptedPipeline =>

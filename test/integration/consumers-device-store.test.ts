@@ -1,7 +1,5 @@
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { planTelemetryBatch } from '../../consumers/telemetry-batch.js';
-import { formatDateTime } from '../../src/domain/date-time.js';
 import type { DeviceCategory } from '../../src/domain/device-fields.js';
 import {
   applyDeviceState,
@@ -10,23 +8,36 @@ import {
 } from '../../src/domain/device-record.js';
 import { computeEnergyFlow, serializeEnergyFlow } from '../../src/domain/energy-flow.js';
 import type { DeviceStateEvent } from '../../src/domain/events.js';
-import { createDeviceStore, type DeviceStore } from '../../src/read-model/device-store.js';
-import { createFlowStore } from '../../src/read-model/flow-store.js';
-import { createKeys, flowInputsKey, parseDeviceField } from '../../src/read-model/keys.js';
+import type { DeviceReleasedEvent } from '../../src/projection/device-released.js';
+import { refreshFlow } from '../../src/projection/telemetry-fold.js';
+import { createInstallationStore } from '../../src/read-model/installation-store.js';
+import {
+  createKeys,
+  deviceIndexKey,
+  flowInputsKey,
+  parseDeviceField,
+} from '../../src/read-model/keys.js';
+import {
+  createTelemetryEdge,
+  mapCache,
+  type TelemetryEdge,
+} from '../../src/read-model/telemetry-edge.js';
 import { dropPrefix, testRedis, uniqueId } from '../support/stack.js';
 
-// The device store on real Redis: what a batch reads (only the devices it touches, in as few
-// round trips as the batch allows), the compact flow inputs it keeps beside the records, and
-// data written before those inputs existed.
+// The telemetry write path on real Redis: what a batch reads (only what memory lacks) and
+// writes (one script per installation, guarded by its revision), the compact flow inputs kept
+// beside the records, data written by the previous version, and other writers racing the
+// owner's in-memory copy (the deletion script, a former owner after a rebalance).
 
 const prefix = `${uniqueId('devstore')}:`;
 const keys = createKeys(prefix);
 const WINDOW = 3600;
 const NOW = Date.now();
+const ctx = { nowMs: NOW, futureSkewSeconds: 60, onlineWindowSeconds: WINDOW };
 let redis: Redis;
 let conn: Redis;
-let store: DeviceStore;
 let writes = 0;
+const released: DeviceReleasedEvent[] = [];
 
 const event = (
   installationId: number,
@@ -52,22 +63,21 @@ const creating: Record<DeviceCategory, Record<string, unknown>> = {
   boiler: { boilerMode: 'auto', powerAc: 2000 },
 };
 
-/** One batch as the projector runs it; counts the socket writes (round trips) it took. */
-async function batch(events: DeviceStateEvent[]): Promise<number> {
-  const origins = new Map<string, Set<number>>();
-  for (const e of events) {
-    const field = `${e.category}:${e.deviceId}`;
-    origins.set(field, (origins.get(field) ?? new Set()).add(e.installationId));
-  }
+const owner = () =>
+  createTelemetryEdge({
+    conn,
+    keys,
+    cache: mapCache(),
+    sendReleases: async (events) => void released.push(...events),
+  });
+let edge: TelemetryEdge;
+
+/** One pass as the projector runs it; counts the socket writes (round trips) it took. */
+async function batch(events: DeviceStateEvent[], by = edge): Promise<number> {
   const before = writes;
-  const plan = await store.transact(
-    [...origins.keys()],
-    [...new Set(events.map((e) => e.installationId))],
-    (view) => planTelemetryBatch(view, events, { nowMs: NOW, futureSkewSeconds: 60 }),
-    () => NOW,
-    origins,
-  );
-  expect(plan.outcomes.every((o) => o.kind === 'applied')).toBe(true);
+  const result = await by.pass(events, ctx);
+  expect(result.redo).toEqual([]);
+  expect([...result.outcomes.values()].map((o) => o.kind)).toEqual(events.map(() => 'applied'));
   return writes - before;
 }
 
@@ -82,21 +92,22 @@ async function flowFromRecords(id: number) {
 }
 
 async function storedFlow(id: number) {
-  return redis.hgetall(keys.flow(id));
+  const { data, validUntil } = await redis.hgetall(keys.flow(id));
+  return { data, validUntil };
 }
 
 beforeAll(async () => {
   redis = testRedis();
   conn = redis.duplicate();
   await conn.ping();
-  // Count what the store sends: one socket write per round trip (a pipeline or MULTI is one).
+  // Count what the edge sends: one socket write per round trip (a pipeline is one).
   const stream = (conn as unknown as { stream: { write: (...a: unknown[]) => boolean } }).stream;
   const write = stream.write.bind(stream);
   stream.write = (...args: unknown[]) => {
     writes++;
     return write(...args);
   };
-  store = createDeviceStore({ conn, keys, onlineWindowSeconds: WINDOW });
+  edge = owner();
 });
 afterAll(async () => {
   conn?.disconnect();
@@ -104,34 +115,52 @@ afterAll(async () => {
   redis?.disconnect();
 });
 
-describe('device store', () => {
-  it('reads and writes a batch over several installations in two round trips', async () => {
+describe('telemetry write path', () => {
+  it('loads, claims and writes a first batch in three round trips, then writes only', async () => {
     const first = [1, 2, 3].flatMap((id) =>
       (Object.keys(creating) as DeviceCategory[]).map((c, n) =>
         event(id, c, id * 100 + n, NOW - 60_000, creating[c] as Record<string, unknown>),
       ),
     );
-    expect(await batch(first)).toBe(2);
+    expect(await batch(first)).toBe(3);
     const live = [1, 2, 3].map((id) =>
       event(id, 'battery', id * 100 + 1, NOW - 1_000, { powerDc: id }),
     );
-    expect(await batch(live)).toBe(2);
+    // Held in memory: nothing to read, no index to touch, one pipelined write.
+    expect(await batch(live)).toBe(1);
   });
 
-  it('needs one more round trip only for a device that moved between installations', async () => {
-    expect(await batch([event(5, 'battery', 500, NOW - 5_000, creating.battery)])).toBe(2);
-    // The event names 6: the device is found in 5 through its index entry, read in a second trip.
-    expect(await batch([event(6, 'battery', 500, NOW - 4_000, { powerDc: 1 })])).toBe(3);
+  it('needs one more round trip only for a device that moved, and releases it by message', async () => {
+    await batch([event(5, 'battery', 500, NOW - 5_000, creating.battery)]);
+    // The event names 6: the device's index entry says 5, its record is carried on.
+    expect(await batch([event(6, 'battery', 500, NOW - 4_000, { powerDc: 1 })])).toBe(4);
+    expect(JSON.parse((await redis.hget(keys.devices(6), 'battery:500')) as string)).toMatchObject({
+      installationId: 6,
+      soe: 55.5,
+      powerDc: 1,
+    });
+    expect(await redis.hget(deviceIndexKey(keys, 'battery:500'), 'inst')).toBe('6');
+    expect(released).toContainEqual({
+      type: 'device.released',
+      installationId: 5,
+      category: 'battery',
+      deviceId: 500,
+      atMs: NOW - 4_000,
+      to: 6,
+    });
+    // Applied by 5's owner, in 5's order: the device leaves 5, and its flow.
+    const release = released.find((r) => r.installationId === 5) as DeviceReleasedEvent;
+    await edge.pass([release], ctx);
     expect(await redis.hkeys(keys.devices(5))).toEqual([]);
-    expect(await redis.hkeys(keys.devices(6))).toEqual(['battery:500']);
-    expect(await redis.hkeys(flowInputsKey(keys, 5))).toEqual([]);
-    expect(await redis.hkeys(flowInputsKey(keys, 6))).toEqual(['battery:500']);
+    expect(Object.keys(await redis.hgetall(flowInputsKey(keys, 5)))).toEqual(['#rev']);
+    expect(JSON.parse((await storedFlow(5)).data as string)).toBeNull();
   });
 
   it('keeps compact flow inputs beside the records, and the flow equals the one from the records', async () => {
     const inputs = await redis.hgetall(flowInputsKey(keys, 1));
+    delete inputs['#rev'];
     expect(Object.keys(inputs).sort()).toEqual((await redis.hkeys(keys.devices(1))).sort());
-    for (const value of Object.values(inputs)) expect(value.length).toBeLessThan(60);
+    for (const value of Object.values(inputs)) expect(value.length).toBeLessThan(80);
     for (const id of [1, 2, 3, 6]) {
       const expected = await flowFromRecords(id);
       expect(await storedFlow(id)).toEqual({
@@ -141,27 +170,20 @@ describe('device store', () => {
     }
   });
 
-  it('computes from the records, and stores the inputs, where they were written before the inputs existed', async () => {
+  it('reads records the previous version wrote (no precise times) and counts them', async () => {
     const id = 9;
-    // A device record as the previous version wrote it: devices hash only, no flow inputs.
     const old = applyDeviceState(
       null,
       event(id, 'inverter', 900, NOW - 30_000, { powerAc: 4000 }),
-      {
-        nowMs: NOW,
-        futureSkewSeconds: 60,
-      },
+      ctx,
     );
     if (old.kind !== 'applied') throw new Error('not applied');
     await redis.hset(keys.devices(id), 'inverter:900', serializeDevice('inverter', old.record));
     await batch([event(id, 'battery', 901, NOW - 1_000, creating.battery)]);
-    const flow = JSON.parse((await storedFlow(id)).data as string);
-    expect(flow).toMatchObject({ inverterPower: 4000, batteryPower: -301 });
-    expect(Object.keys(await redis.hgetall(flowInputsKey(keys, id))).sort()).toEqual([
-      'battery:901',
-      'inverter:900',
-    ]);
-    // The next batch takes the fast path and still counts the old device.
+    expect(JSON.parse((await storedFlow(id)).data as string)).toMatchObject({
+      inverterPower: 4000,
+      batteryPower: -301,
+    });
     await batch([event(id, 'battery', 901, NOW - 500, { powerDc: 10 })]);
     expect(JSON.parse((await storedFlow(id)).data as string)).toMatchObject({
       inverterPower: 4000,
@@ -169,21 +191,73 @@ describe('device store', () => {
     });
   });
 
-  it('lets the ageing sweep recompute such an installation from its records', async () => {
+  it('recomputes an expired flow from memory, guarded like any write', async () => {
     const id = 10;
-    const old = applyDeviceState(null, event(id, 'boiler', 1000, NOW - 30_000, creating.boiler), {
-      nowMs: NOW,
-      futureSkewSeconds: 60,
-    });
-    if (old.kind !== 'applied') throw new Error('not applied');
-    await redis.hset(keys.devices(id), 'boiler:1000', serializeDevice('boiler', old.record));
-    await redis.hset(keys.flow(id), { data: 'null', validUntil: '1' });
-    const flows = createFlowStore({ conn: redis.duplicate(), keys, onlineWindowSeconds: WINDOW });
-    expect(await flows.refresh(id, NOW)).toBe(true);
-    expect(JSON.parse((await storedFlow(id)).data as string)).toMatchObject({
-      boilerPower: 2000,
-      lastUpdated: formatDateTime(Math.floor((NOW - 30_000) / 1000) * 1000),
-    });
-    expect(await redis.hkeys(flowInputsKey(keys, id))).toEqual(['boiler:1000']);
+    const aged = owner();
+    await batch([event(id, 'boiler', 1000, NOW - 30_000, creating.boiler)], aged);
+    const [state] = (await aged.load([id])).values();
+    if (!state) throw new Error('no state');
+    const later = NOW + WINDOW * 1000;
+    const write = refreshFlow(state, { nowMs: later, onlineWindowSeconds: WINDOW });
+    expect(write?.flow).toEqual({ data: 'null', validUntilMs: 0 });
+    expect(await aged.write(write ? [write] : [])).toEqual(new Set());
+    expect(await storedFlow(id)).toEqual({ data: 'null', validUntil: '0' });
+  });
+});
+
+describe('other writers racing the owner', () => {
+  it('refuses the stale copy after the deletion script ran; the refold brings nothing back', async () => {
+    const id = 20;
+    const installations = createInstallationStore({ conn: redis, keys });
+    await batch([event(id, 'battery', 2000, NOW - 10_000, creating.battery)]);
+    // The owner holds revision 1; the deletion bumps it behind its back.
+    await installations.remove(id, NOW - 5_000);
+    const result = await edge.pass([event(id, 'battery', 2000, NOW - 7_000, { powerDc: 5 })], ctx);
+    expect(result.redo).toEqual([0]);
+    expect(await redis.hkeys(keys.devices(id))).toEqual([]);
+    // Folded again on the reloaded state: older than the deletion, so stale.
+    const again = await edge.pass([event(id, 'battery', 2000, NOW - 7_000, { powerDc: 5 })], ctx);
+    expect(again.redo).toEqual([]);
+    expect(again.outcomes.get(0)?.kind).toBe('stale');
+    expect(await redis.hkeys(keys.devices(id))).toEqual([]);
+  });
+
+  it('refuses a former owner writing after a rebalance: state never moves backwards', async () => {
+    const id = 21;
+    const former = owner();
+    const current = owner();
+    await batch([event(id, 'battery', 2100, NOW - 10_000, creating.battery)], former);
+    // The partition moved: the new owner loads and applies a newer event.
+    await batch([event(id, 'battery', 2100, NOW - 2_000, { powerDc: 2 })], current);
+    // The former owner, still holding its copy, writes an event it had in hand.
+    const late = await former.pass([event(id, 'battery', 2100, NOW - 5_000, { powerDc: 5 })], ctx);
+    expect(late.redo).toEqual([0]);
+    const record = JSON.parse((await redis.hget(keys.devices(id), 'battery:2100')) as string);
+    expect(record).toMatchObject({ powerDc: 2 });
+    // Refolded on what Redis holds, the late event is stale.
+    const again = await former.pass([event(id, 'battery', 2100, NOW - 5_000, { powerDc: 5 })], ctx);
+    expect(again.outcomes.get(0)?.kind).toBe('stale');
+  });
+
+  it('refuses a record older than the stored one even at the expected revision', async () => {
+    const id = 22;
+    const a = owner();
+    await batch([event(id, 'battery', 2200, NOW - 1_000, creating.battery)], a);
+    const [state] = (await a.load([id])).values();
+    if (!state) throw new Error('no state');
+    const entry = state.devices.get('battery:2200');
+    if (!entry) throw new Error('no device');
+    const older = { ...entry, meta: { ...entry.meta, lastSeenMs: NOW - 9_000 } };
+    const refused = await a.write([
+      {
+        id,
+        expectedRevision: state.revision,
+        set: new Map([['battery:2200', older]]),
+        removed: new Set(),
+        flow: null,
+        next: state,
+      },
+    ]);
+    expect(refused).toEqual(new Set([id]));
   });
 });

@@ -47,7 +47,7 @@ describe('issue-key -> real access topic', () => {
       'npx',
       [
         'tsx',
-        'consumers/tools/issue-key.ts',
+        'tools/issue-key.ts',
         '--application',
         '17',
         '--owner',
@@ -110,7 +110,7 @@ describe('issue-key -> real access topic', () => {
       'npx',
       [
         'tsx',
-        'consumers/tools/issue-key.ts',
+        'tools/issue-key.ts',
         '--application',
         '17',
         '--owner',

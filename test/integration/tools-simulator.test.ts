@@ -2,9 +2,9 @@ import { type Consumer, Kafka, logLevel } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Admin, Producer } from '../../consumers/kafka/client.js';
 import { topicSpecs } from '../../consumers/kafka/topics.js';
-import { runSimulator, type SimulatorResult } from '../../consumers/tools/simulation-runner.js';
 import { REQUIRED_ON_CREATE } from '../../src/domain/device-fields.js';
 import { parseInstallationsMessage, parseTelemetryMessage } from '../../src/domain/event-parse.js';
+import { runSimulator, type SimulatorResult } from '../../tools/simulation-runner.js';
 import { kafkaBrokers, testKafkaClient, uniqueId, waitFor } from '../support/stack.js';
 
 interface Received {

@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import { createRng } from '../../consumers/tools/sim/random.js';
 import {
   DEVICE_CATEGORIES,
   type FieldSpec,
@@ -8,6 +7,7 @@ import {
 import { surelyValidDeviceState } from '../../src/domain/device-state-check.js';
 import { parseTelemetryMessage } from '../../src/domain/event-parse.js';
 import { DEVICE_STATE_SCHEMAS } from '../../src/domain/events.js';
+import { createRng } from '../../tools/sim/random.js';
 
 // The fast path may only ever accept what zod accepts, and must accept the ordinary events.
 

@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import { createRng } from '../../consumers/tools/sim/random.js';
 import { formatDateTime, parseDateTime } from '../../src/domain/date-time.js';
 import { DEVICE_CATEGORIES, type DeviceCategory } from '../../src/domain/device-fields.js';
 import type { DeviceRecord } from '../../src/domain/device-record.js';
@@ -16,6 +15,7 @@ import {
   flowInputsOfRecords,
   storedFlowInput,
 } from '../../src/read-model/flow-inputs.js';
+import { createRng } from '../../tools/sim/random.js';
 
 // computeEnergyFlow as it was before the flow inputs existed, kept verbatim (less exports) as
 // the reference both paths must agree with.

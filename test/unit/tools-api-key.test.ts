@@ -1,14 +1,14 @@
 import { createHash, randomInt } from 'node:crypto';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { isWellFormedApiKey } from '../../src/domain/access-rule.js';
+import { parseAccessMessage } from '../../src/domain/event-parse.js';
 import {
   installationListSchema,
   keyGrantEvents,
   ownerSchema,
   toAccessMessages,
-} from '../../consumers/tools/access/access-grants.js';
-import { generateApiKey, issueKey } from '../../consumers/tools/access/api-key.js';
-import { isWellFormedApiKey } from '../../src/domain/access-rule.js';
-import { parseAccessMessage } from '../../src/domain/event-parse.js';
+} from '../../tools/access/access-grants.js';
+import { generateApiKey, issueKey } from '../../tools/access/api-key.js';
 
 afterEach(() => vi.restoreAllMocks());
 

@@ -1,9 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  createProgressReporter,
-  formatElapsed,
-  formatProgress,
-} from '../../consumers/tools/progress.js';
+import { createProgressReporter, formatElapsed, formatProgress } from '../../tools/progress.js';
 
 const sample = (events: number, elapsedMs: number) => ({
   events,

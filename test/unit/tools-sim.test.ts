@@ -1,10 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import { createInstallationProfile } from '../../consumers/tools/sim/installations.js';
-import { createRng } from '../../consumers/tools/sim/random.js';
-import { createSimulation, type Round } from '../../consumers/tools/sim/simulation.js';
-import { initialSiteState, stepSite } from '../../consumers/tools/sim/site.js';
-import { createSitePlan } from '../../consumers/tools/sim/site-plan.js';
-import { clearSkyFraction } from '../../consumers/tools/sim/solar.js';
 import {
   DEVICE_CATEGORIES,
   type DeviceCategory,
@@ -18,6 +12,12 @@ import {
 import { computeEnergyFlow } from '../../src/domain/energy-flow.js';
 import { parseInstallationsMessage, parseTelemetryMessage } from '../../src/domain/event-parse.js';
 import type { DeviceStateEvent } from '../../src/domain/events.js';
+import { createInstallationProfile } from '../../tools/sim/installations.js';
+import { createRng } from '../../tools/sim/random.js';
+import { createSimulation, type Round } from '../../tools/sim/simulation.js';
+import { initialSiteState, stepSite } from '../../tools/sim/site.js';
+import { createSitePlan } from '../../tools/sim/site-plan.js';
+import { clearSkyFraction } from '../../tools/sim/solar.js';
 
 const START = Date.UTC(2025, 5, 21, 4, 0, 0); // a June morning in Europe, night in the Americas
 

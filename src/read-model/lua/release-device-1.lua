@@ -1,7 +1,7 @@
 --[[
   Forgets a device's index entry if it still points at the given installation (a device that
   moved elsewhere meanwhile keeps its entry).
-  KEYS[1] internal('dev', category, deviceId)   hash inst, first, last, removed
+  KEYS[1] internal('{d<category>:<id>}', 'idx')   hash inst, last, prev, removed
   ARGV[1] installationId
   Returns 1 when the entry was removed, 0 otherwise.
 ]]

@@ -1,5 +1,5 @@
-import type { InstallationUpsertedEvent } from '../../../src/domain/events.js';
-import type { Installation } from '../../../src/domain/installation.js';
+import type { InstallationUpsertedEvent } from '../../src/domain/events.js';
+import type { Installation } from '../../src/domain/installation.js';
 import { BUSINESSES, PLACES, type Place, SURNAMES } from './places.js';
 import { createRng, deriveSeed, type Rng } from './random.js';
 

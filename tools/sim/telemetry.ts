@@ -1,4 +1,4 @@
-import type { DeviceStateEvent } from '../../../src/domain/events.js';
+import type { DeviceStateEvent } from '../../src/domain/events.js';
 import type { DeviceReading, Fields } from './readings.js';
 
 // Turns readings into device.state events the way a gateway would: the first event of a device

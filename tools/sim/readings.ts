@@ -1,4 +1,4 @@
-import type { IngestValue } from '../../../src/domain/events.js';
+import type { IngestValue } from '../../src/domain/events.js';
 import type { Rng } from './random.js';
 import type { SiteSnapshot } from './site.js';
 import type { DeviceIdentity, SitePlan } from './site-plan.js';

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Config } from '../../src/config.js';
-import type { OutgoingMessage, Producer } from '../kafka/client.js';
+import type { OutgoingMessage, Producer } from '../consumers/kafka/client.js';
+import type { Config } from '../src/config.js';
 import type { ProgressSample } from './progress.js';
 import { createSimulation, type SimulationOptions } from './sim/simulation.js';
 

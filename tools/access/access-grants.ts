@@ -1,14 +1,14 @@
 import { z } from 'zod';
-import type { OwnerType } from '../../../src/domain/access-rule.js';
+import type { OutgoingMessage } from '../../consumers/kafka/client.js';
+import type { OwnerType } from '../../src/domain/access-rule.js';
 import type {
   AccessEvent,
   ApiKeyCreatedEvent,
   ApplicationUpsertedEvent,
   GrantAddedEvent,
   MembershipAddedEvent,
-} from '../../../src/domain/events.js';
-import { expectedMessageKey } from '../../../src/domain/events.js';
-import type { OutgoingMessage } from '../../kafka/client.js';
+} from '../../src/domain/events.js';
+import { expectedMessageKey } from '../../src/domain/events.js';
 
 // The access facts that make a new key work: the key's hash, a grant per installation, for a
 // user owner the memberships the access rule requires, and, only when asked, the application

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { loadConfig } from '../../src/config.js';
-import { createKafkajsClient } from '../kafka/kafkajs-client.js';
+import { createKafkajsClient } from '../consumers/kafka/kafkajs-client.js';
+import { loadConfig } from '../src/config.js';
 import {
   installationListSchema,
   keyGrantEvents,
@@ -14,7 +14,7 @@ import { createCliLogger, parseCli, runCli } from './cli.js';
 // and, with --upsert-application, the application to the access topic, then prints the key once
 // on stdout. The key itself is never published, stored or logged.
 
-const USAGE = `usage: npx tsx consumers/tools/issue-key.ts --application ID --owner user:ID|company:ID
+const USAGE = `usage: npx tsx tools/issue-key.ts --application ID --owner user:ID|company:ID
          --installations 1,2,3|1-50 [--upsert-application] [--expires-in-days D] [--json]
 
   --application ID        application the key belongs to

@@ -1,5 +1,5 @@
 import { randomInt, randomUUID } from 'node:crypto';
-import { hashApiKey } from '../../../src/domain/access-rule.js';
+import { hashApiKey } from '../../src/domain/access-rule.js';
 
 // API keys for integrators: `itk_` + 40 characters of [A-Za-z0-9] from the OS CSPRNG.
 // Only the SHA-256 hash (the domain's hashApiKey) ever leaves this process on a topic.

@@ -1,4 +1,4 @@
-import type { DeviceCategory } from '../../../src/domain/device-fields.js';
+import type { DeviceCategory } from '../../src/domain/device-fields.js';
 import type { InstallationProfile } from './installations.js';
 import { createRng, deriveSeed, type Rng } from './random.js';
 

@@ -1,7 +1,7 @@
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { type Logger, pino } from 'pino';
 import type { z } from 'zod';
-import { REDACTED_PATHS } from '../../src/logger.js';
+import { REDACTED_PATHS } from '../src/logger.js';
 
 // What the command-line tools share: argument parsing (node:util parseArgs, then zod) and a
 // logger on stderr, so stdout stays machine-readable.

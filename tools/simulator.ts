@@ -1,13 +1,13 @@
 import { z } from 'zod';
-import { loadConfig } from '../../src/config.js';
-import { createKafkajsClient } from '../kafka/kafkajs-client.js';
+import { createKafkajsClient } from '../consumers/kafka/kafkajs-client.js';
+import { loadConfig } from '../src/config.js';
 import { createCliLogger, parseCli, runCli } from './cli.js';
 import { createProgressReporter } from './progress.js';
 import { runSimulator } from './simulation-runner.js';
 
 // Produces realistic installations and device telemetry to the configured topics.
 
-const USAGE = `usage: npx tsx consumers/tools/simulator.ts --installations N --rate EVENTS_PER_SEC
+const USAGE = `usage: npx tsx tools/simulator.ts --installations N --rate EVENTS_PER_SEC
          [--duration SECONDS] [--seed S] [--offline-fraction F]
 
   --installations N       installations 1..N, upserted first

@@ -1,4 +1,4 @@
-import type { DeviceStateEvent, InstallationUpsertedEvent } from '../../../src/domain/events.js';
+import type { DeviceStateEvent, InstallationUpsertedEvent } from '../../src/domain/events.js';
 import {
   createInstallationProfile,
   type InstallationProfile,

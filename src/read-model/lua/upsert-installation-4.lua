@@ -5,6 +5,7 @@
   KEYS[1] installation(id)       string, the Installation JSON
   KEYS[2] installationMeta(id)   hash occurredAt, companyId
   KEYS[3] internalOf(id, 'gone') string, epoch ms of the latest deletion
+  KEYS[4] changeChannel(id)      sharded channel: 'installation' is announced when applied
   ARGV[1] Installation JSON
   ARGV[2] occurredAt, epoch ms
   ARGV[3] companyId, '' when none
@@ -17,4 +18,5 @@ local deleted = tonumber(redis.call('GET', KEYS[3]))
 if deleted and occurred < deleted then return 0 end
 redis.call('SET', KEYS[1], ARGV[1])
 redis.call('HSET', KEYS[2], 'occurredAt', ARGV[2], 'companyId', ARGV[3])
+redis.call('SPUBLISH', KEYS[4], 'installation')
 return 1

@@ -9,6 +9,9 @@
   KEYS[6] internalOf(id, 'gone')      string, epoch ms of the latest deletion
   KEYS[7] internalOf(id, 'release')   set, device fields whose index entries await release
   KEYS[8] internalOf(id, 'fi')        hash, the devices' flow inputs (goes with the devices)
+                                      and '#rev', the revision: bumped, so the telemetry owner's
+                                      in-memory copy is refused and reloaded
+  KEYS[9] changeChannel(id)           sharded channel: 'deleted' is announced when applied
   ARGV[1] epoch ms of the deletion (the event's occurredAt, or the tombstone's Kafka timestamp)
   ARGV[2] 'event' or 'tombstone'
   Returns { 1, fields } when applied, { 0, fields } when older than the applied upsert; fields
@@ -23,7 +26,10 @@ local devices = redis.call('HKEYS', KEYS[3])
 for i = 1, #devices, 1000 do
   redis.call('SADD', KEYS[7], unpack(devices, i, math.min(i + 999, #devices)))
 end
+local rev = tonumber(redis.call('HGET', KEYS[8], '#rev')) or 0
 redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[8])
+redis.call('HSET', KEYS[8], '#rev', rev + 1)
 local marker = tonumber(redis.call('GET', KEYS[6]))
 if not marker or at > marker then redis.call('SET', KEYS[6], ARGV[1]) end
+redis.call('SPUBLISH', KEYS[9], 'deleted')
 return { 1, redis.call('SMEMBERS', KEYS[7]) }

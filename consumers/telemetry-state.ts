@@ -1,0 +1,118 @@
+import { Counter, Gauge, type Registry } from 'prom-client';
+import type { InstallationState } from '../src/projection/installation-state.js';
+
+// The state a telemetry consumer owns: per assigned partition, the installations keyed to it,
+// least recently used first out beyond a bound. Loaded on first sight after an assignment,
+// dropped with the partition on revocation. A stale copy is harmless (every write is refused
+// unless the installation's revision still matches); keeping it exact is only about speed.
+// Batches of one partition and its flow ageing run one at a time (lock).
+
+export interface PartitionState {
+  /** Counts a hit or a miss; a hit becomes the most recently used. */
+  get(id: number): InstallationState | undefined;
+  set(state: InstallationState): void;
+  drop(id: number): void;
+  values(): IterableIterator<InstallationState>;
+  /** Expiring flows of installations evicted from memory: installationId -> validUntil (ms). */
+  readonly evictedDue: Map<number, number>;
+}
+
+export interface OwnedState {
+  partition(partition: number): PartitionState;
+  /** Keeps the partitions of the new assignment, forgets every other. */
+  retain(partitions: readonly number[]): void;
+  /** Runs `work` after the partition's previous work finished. */
+  lock<T>(partition: number, work: () => Promise<T>): Promise<T>;
+  partitions(): number[];
+}
+
+export function createOwnedState(deps: {
+  installationsPerPartition: number;
+  registry: Registry;
+}): OwnedState {
+  const registers = [deps.registry];
+  const lookups = new Counter({
+    name: 'ingest_state_lookups_total',
+    help: 'Installation state looked up in the partition owner memory: hit, or miss (read from Redis)',
+    labelNames: ['result'],
+    registers,
+  });
+  const evictions = new Counter({
+    name: 'ingest_state_evictions_total',
+    help: 'Installation states evicted from memory (least recently used beyond the bound)',
+    registers,
+  });
+  const partitions = new Map<number, PartitionState>();
+  const locks = new Map<number, Promise<unknown>>();
+  new Gauge({
+    name: 'ingest_state_installations',
+    help: 'Installation states held in memory by this consumer',
+    registers,
+    collect() {
+      let total = 0;
+      for (const p of partitions.values()) total += [...p.values()].length;
+      this.set(total);
+    },
+  });
+
+  const create = (): PartitionState => {
+    const states = new Map<number, InstallationState>();
+    const evictedDue = new Map<number, number>();
+    return {
+      get(id) {
+        const state = states.get(id);
+        if (state === undefined) {
+          lookups.inc({ result: 'miss' });
+          return undefined;
+        }
+        lookups.inc({ result: 'hit' });
+        states.delete(id);
+        states.set(id, state);
+        return state;
+      },
+      set(state) {
+        states.delete(state.id);
+        states.set(state.id, state);
+        evictedDue.delete(state.id);
+        while (states.size > deps.installationsPerPartition) {
+          const [oldest] = states.values();
+          if (!oldest) break;
+          states.delete(oldest.id);
+          evictions.inc();
+          if (oldest.flow.validUntilMs > 0) evictedDue.set(oldest.id, oldest.flow.validUntilMs);
+        }
+      },
+      drop(id) {
+        states.delete(id);
+      },
+      values: () => states.values(),
+      evictedDue,
+    };
+  };
+
+  return {
+    partition(partition) {
+      let p = partitions.get(partition);
+      if (!p) {
+        p = create();
+        partitions.set(partition, p);
+      }
+      return p;
+    },
+    retain(assigned) {
+      const keep = new Set(assigned);
+      for (const partition of partitions.keys())
+        if (!keep.has(partition)) partitions.delete(partition);
+    },
+    lock(partition, work) {
+      const previous = locks.get(partition) ?? Promise.resolve();
+      const next = previous.then(work, work);
+      locks.set(
+        partition,
+        next.catch(() => undefined),
+      );
+      return next;
+    },
+    partitions: () => [...partitions.keys()],
+  };
+}

@@ -1,0 +1,52 @@
+import { z } from 'zod';
+import { DEVICE_CATEGORIES, type DeviceCategory } from '../domain/device-fields.js';
+
+// device.released: the internal event of the device-move protocol (docs/projection.md). When a
+// device is met in another installation than its last one, the new owner sends this, keyed by
+// the OLD installation, on the telemetry topic; the owner of that installation's partition
+// applies it in order: it drops the device unless it holds a newer observation of it.
+
+export const DEVICE_RELEASED = 'device.released';
+/**
+ * device.seen: the other internal event of the protocol. An observation found stale because the
+ * device lives in another installation (which holds a newer one) still proves the device existed
+ * then: sent keyed by that installation, it lowers the device's firstSeenDate there.
+ */
+export const DEVICE_SEEN = 'device.seen';
+
+export const deviceReleasedSchema = z.object({
+  type: z.enum([DEVICE_RELEASED, DEVICE_SEEN]),
+  /** The installation that must let the device go (the message key). */
+  installationId: z.int(),
+  category: z.enum(DEVICE_CATEGORIES),
+  deviceId: z.int(),
+  /** The observation (or removal) that took the device, epoch ms. */
+  atMs: z.number().int(),
+  /** Where the device went; null when it was removed (and for device.seen). */
+  to: z.int().nullable(),
+});
+
+export interface DeviceReleasedEvent {
+  readonly type: typeof DEVICE_RELEASED | typeof DEVICE_SEEN;
+  readonly installationId: number;
+  readonly category: DeviceCategory;
+  readonly deviceId: number;
+  readonly atMs: number;
+  readonly to: number | null;
+}
+
+/** Null when the value is not an internal event (the caller parses it as telemetry). */
+export function parseDeviceReleased(value: Buffer | null): DeviceReleasedEvent | null {
+  // Cheap test first: telemetry events are the common case.
+  if (value === null || !(value.includes('"device.released"') || value.includes('"device.seen"')))
+    return null;
+  try {
+    const result = deviceReleasedSchema.safeParse(JSON.parse(value.toString('utf8')));
+    return result.success ? (result.data as DeviceReleasedEvent) : null;
+  } catch {
+    return null;
+  }
+}
+
+export const serializeDeviceReleased = (event: DeviceReleasedEvent): string =>
+  JSON.stringify(event);

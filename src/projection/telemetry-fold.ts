@@ -1,0 +1,350 @@
+import { formatDateTime, parseDateTime } from '../domain/date-time.js';
+import type { RejectReason } from '../domain/dead-letter.js';
+import type { DeviceCategory } from '../domain/device-fields.js';
+import {
+  applyDeviceState,
+  type DeviceMeta,
+  type DeviceRecord,
+  futureSkewRejection,
+  serializeDevice,
+} from '../domain/device-record.js';
+import { flowInputOf } from '../domain/energy-flow.js';
+import type { DeviceRemovedEvent, DeviceStateEvent, TelemetryEvent } from '../domain/events.js';
+import type { DeviceReleasedEvent } from './device-released.js';
+import { flowOfDevices, sameFlow } from './flow-of-state.js';
+import {
+  type CarriedDevice,
+  type DeviceEntry,
+  type DeviceIndexEntry,
+  type InstallationState,
+  initialState,
+  NO_INDEX_ENTRY,
+} from './installation-state.js';
+import type { IndexOp, InstallationWrite, WritePlan } from './write-plan.js';
+
+// The telemetry projection as a pure fold: (states, events) -> (states', writes). Events apply
+// in log order; a later event of the batch sees the earlier ones. Everything it needs comes in:
+// the states of the installations the events name and the index entries of the devices they do
+// not hold (both loaded by the edge, src/read-model/installation-load.ts).
+
+export type ProjectionEvent = TelemetryEvent | DeviceReleasedEvent;
+
+export type EventOutcome =
+  | {
+      readonly kind: 'applied';
+      readonly nulledPercentFields: readonly string[];
+      readonly moved: boolean;
+    }
+  | { readonly kind: 'stale' }
+  /** A device.released event, applied or not: internal, not counted as telemetry. */
+  | { readonly kind: 'internal' }
+  | { readonly kind: 'rejected'; readonly reason: RejectReason; readonly detail: string };
+
+export interface FoldContext {
+  readonly nowMs: number;
+  readonly futureSkewSeconds: number;
+  readonly onlineWindowSeconds: number;
+}
+
+export interface FoldInput {
+  /** Every installation the events name; a missing one starts from initialState. */
+  readonly states: ReadonlyMap<number, InstallationState>;
+  /** Index entries of devices the events' installations do not hold (absent = none stored). */
+  readonly index: ReadonlyMap<string, DeviceIndexEntry>;
+  /** Records of devices met in another installation than the one holding them (by field). */
+  readonly carried?: ReadonlyMap<string, CarriedDevice>;
+}
+
+export interface FoldResult {
+  readonly outcomes: readonly EventOutcome[];
+  readonly plan: WritePlan;
+  /** installationId -> indexes of the events that changed it (to drop them if it is corrupt). */
+  readonly touchedBy: ReadonlyMap<number, ReadonlySet<number>>;
+}
+
+export const fieldOf = (category: DeviceCategory, deviceId: number): string =>
+  `${category}:${deviceId}`;
+
+export function deviceEntry(
+  category: DeviceCategory,
+  deviceId: number,
+  record: DeviceRecord,
+  meta: DeviceMeta,
+): DeviceEntry {
+  return {
+    category,
+    deviceId,
+    record,
+    json: serializeDevice(category, record),
+    meta,
+    input: flowInputOf(category, record),
+  };
+}
+
+/** The working copy of one installation during a fold. */
+interface Work {
+  readonly before: InstallationState;
+  devices: Map<string, DeviceEntry> | null;
+  readonly set: Map<string, DeviceEntry>;
+  readonly removed: Set<string>;
+}
+
+export function foldTelemetry(
+  input: FoldInput,
+  events: readonly ProjectionEvent[],
+  ctx: FoldContext,
+): FoldResult {
+  const work = new Map<number, Work>();
+  const index = new Map<string, DeviceIndexEntry>();
+  const indexOps = new Map<string, IndexOp[]>();
+  const releases: DeviceReleasedEvent[] = [];
+  const touchedBy = new Map<number, Set<number>>();
+  let current = 0;
+
+  const workOf = (id: number): Work => {
+    let w = work.get(id);
+    if (!w) {
+      w = {
+        before: input.states.get(id) ?? initialState(id),
+        devices: null,
+        set: new Map(),
+        removed: new Set(),
+      };
+      work.set(id, w);
+    }
+    return w;
+  };
+  const held = (id: number, field: string) =>
+    (workOf(id).devices ?? workOf(id).before.devices).get(field);
+  const touch = (id: number) => {
+    const w = workOf(id);
+    w.devices ??= new Map(w.before.devices);
+    touchedBy.set(id, (touchedBy.get(id) ?? new Set<number>()).add(current));
+    return w as Work & { devices: Map<string, DeviceEntry> };
+  };
+  const put = (id: number, field: string, entry: DeviceEntry) => {
+    const w = touch(id);
+    w.devices.set(field, entry);
+    w.set.set(field, entry);
+    w.removed.delete(field);
+  };
+  const drop = (id: number, field: string) => {
+    const w = touch(id);
+    w.devices.delete(field);
+    w.set.delete(field);
+    if (w.before.devices.has(field)) w.removed.add(field);
+  };
+  const indexOf = (field: string) => index.get(field) ?? input.index.get(field) ?? NO_INDEX_ENTRY;
+  const op = (field: string, next: IndexOp, entry: DeviceIndexEntry) => {
+    index.set(field, entry);
+    indexOps.set(field, [...(indexOps.get(field) ?? []), next]);
+  };
+  const internal = (
+    type: DeviceReleasedEvent['type'],
+    installationId: number,
+    category: DeviceCategory,
+    deviceId: number,
+    atMs: number,
+    to: number | null,
+  ) => {
+    releases.push({ type, installationId, category, deviceId, atMs, to });
+  };
+  const release = (
+    from: number,
+    category: DeviceCategory,
+    deviceId: number,
+    atMs: number,
+    to: number | null,
+  ) => internal('device.released', from, category, deviceId, atMs, to);
+  /** The device as the installation holding it has it: in this fold, else as loaded. */
+  const carriedFrom = (id: number, field: string): CarriedDevice | undefined => {
+    const there = work.has(id) || input.states.has(id) ? held(id, field) : undefined;
+    return there ?? input.carried?.get(field);
+  };
+  const deletedSince = (id: number, atMs: number) => {
+    const deletedAt = workOf(id).before.deletedAtMs;
+    return deletedAt !== null && atMs <= deletedAt;
+  };
+
+  const applyState = (event: DeviceStateEvent): EventOutcome => {
+    const { installationId: inst, category, deviceId } = event;
+    const field = fieldOf(category, deviceId);
+    const observedMs = parseDateTime(event.observedAt) ?? Number.NaN;
+    const mine = held(inst, field);
+    if (mine === undefined) {
+      const entry = indexOf(field);
+      if (entry.removedMs !== null && observedMs < entry.removedMs) return { kind: 'stale' };
+    }
+    if (deletedSince(inst, observedMs)) return { kind: 'stale' };
+    if (mine !== undefined) {
+      const result = applyDeviceState(mine.record, event, ctx, mine.meta);
+      if (result.kind === 'rejected') return result;
+      if (result.kind === 'stale') {
+        if (result.firstSeenLowered)
+          put(inst, field, deviceEntry(category, deviceId, result.record, result.meta));
+        return { kind: 'stale' };
+      }
+      put(inst, field, deviceEntry(category, deviceId, result.record, result.meta));
+      return { kind: 'applied', nulledPercentFields: result.nulledPercentFields, moved: false };
+    }
+    // Not held here: new, or met in another installation than its last one.
+    const entry = indexOf(field);
+    const elsewhere = entry.inst !== null && entry.inst !== inst;
+    // Equal observedAt: the later event wins, wherever it names the device (events.md).
+    if (elsewhere && entry.lastMs !== null && observedMs < entry.lastMs) {
+      // Stale, but proof the device existed then: its holder may lower firstSeenDate.
+      internal('device.seen', entry.inst as number, category, deviceId, observedMs, null);
+      return { kind: 'stale' };
+    }
+    // A move carries the record on: partial updates merge into what the device reported.
+    const carried = elsewhere ? carriedFrom(entry.inst as number, field) : undefined;
+    const result = applyDeviceState(carried?.record ?? null, event, ctx, carried?.meta);
+    if (result.kind !== 'applied') return result.kind === 'rejected' ? result : { kind: 'stale' };
+    put(inst, field, deviceEntry(category, deviceId, result.record, result.meta));
+    op(
+      field,
+      { kind: 'claim', inst, atMs: observedMs },
+      {
+        inst,
+        lastMs: observedMs,
+        prev: elsewhere ? entry.inst : entry.prev,
+        removedMs: entry.removedMs,
+      },
+    );
+    if (elsewhere) release(entry.inst as number, category, deviceId, observedMs, inst);
+    // A claim recorded by an attempt that stopped before its release went out: send it again.
+    else if (entry.inst === inst && entry.lastMs === observedMs && entry.prev !== null)
+      release(entry.prev, category, deviceId, observedMs, inst);
+    return { kind: 'applied', nulledPercentFields: result.nulledPercentFields, moved: elsewhere };
+  };
+
+  const applyRemoval = (event: DeviceRemovedEvent): EventOutcome => {
+    const { installationId: inst, category, deviceId } = event;
+    const field = fieldOf(category, deviceId);
+    const occurredMs = parseDateTime(event.occurredAt);
+    if (occurredMs === null) throw new RangeError(`occurredAt not validated: ${event.occurredAt}`);
+    const skewed = futureSkewRejection('occurredAt', event.occurredAt, occurredMs, ctx);
+    if (skewed) return skewed;
+    // The installation's deletion already removed the device.
+    if (deletedSince(inst, occurredMs)) return { kind: 'stale' };
+    const entry = indexOf(field);
+    // What the index script records (claim-device-1.lua): a removal clears the owner unless a
+    // newer claim stands.
+    const removedEntry: DeviceIndexEntry = {
+      inst: entry.lastMs === null || occurredMs >= entry.lastMs ? null : entry.inst,
+      lastMs: entry.lastMs,
+      prev: entry.prev,
+      removedMs: Math.max(entry.removedMs ?? occurredMs, occurredMs),
+    };
+    const mine = held(inst, field);
+    if (mine !== undefined) {
+      if (occurredMs < mine.meta.lastSeenMs) return { kind: 'stale' };
+      drop(inst, field);
+      op(field, { kind: 'remove', inst, atMs: occurredMs }, removedEntry);
+      return { kind: 'applied', nulledPercentFields: [], moved: false };
+    }
+    if (entry.removedMs !== null && occurredMs < entry.removedMs) return { kind: 'stale' };
+    if (entry.lastMs !== null && occurredMs < entry.lastMs) return { kind: 'stale' };
+    // Removed while it lives elsewhere: that installation lets it go.
+    if (entry.inst !== null && entry.inst !== inst)
+      release(entry.inst, category, deviceId, occurredMs, null);
+    op(field, { kind: 'remove', inst, atMs: occurredMs }, removedEntry);
+    return { kind: 'applied', nulledPercentFields: [], moved: false };
+  };
+
+  const applyRelease = (event: DeviceReleasedEvent): EventOutcome => {
+    const { installationId: inst, category, deviceId, atMs } = event;
+    const field = fieldOf(category, deviceId);
+    const mine = held(inst, field);
+    if (mine === undefined) return { kind: 'internal' };
+    const last = mine.meta.lastSeenMs;
+    const entry = indexOf(field);
+    /** Lets the device go; the holder learns how early it was seen here, as the claim may have
+     * been made before this record was written and so not carried it on. */
+    const letGo = (holder: number | null) => {
+      drop(inst, field);
+      const first = mine.meta.firstSeenMs;
+      if (holder !== null && holder !== inst && first >= (entry.removedMs ?? first))
+        internal('device.seen', holder, category, deviceId, first, null);
+      return { kind: 'internal' } as const;
+    };
+    if (last <= atMs) return letGo(event.to);
+    // This installation holds a newer observation than the one that took the device.
+    if (entry.inst === inst) return { kind: 'internal' };
+    if ((entry.lastMs !== null && entry.lastMs > last) || (entry.removedMs ?? -1) > last)
+      return letGo(entry.inst);
+    op(
+      field,
+      { kind: 'claim', inst, atMs: last },
+      { inst, lastMs: last, prev: entry.inst, removedMs: entry.removedMs },
+    );
+    if (entry.inst !== null) release(entry.inst, category, deviceId, last, inst);
+    return { kind: 'internal' };
+  };
+
+  const applySeen = (event: DeviceReleasedEvent): EventOutcome => {
+    const { installationId: inst, category, deviceId, atMs } = event;
+    const field = fieldOf(category, deviceId);
+    const mine = held(inst, field);
+    if (mine === undefined || atMs >= mine.meta.firstSeenMs) return { kind: 'internal' };
+    const record = { ...mine.record, firstSeenDate: formatDateTime(atMs) };
+    put(inst, field, deviceEntry(category, deviceId, record, { ...mine.meta, firstSeenMs: atMs }));
+    return { kind: 'internal' };
+  };
+
+  const outcomes: EventOutcome[] = [];
+  for (const [i, event] of events.entries()) {
+    current = i;
+    try {
+      outcomes.push(
+        event.type === 'device.state'
+          ? applyState(event)
+          : event.type === 'device.removed'
+            ? applyRemoval(event)
+            : event.type === 'device.seen'
+              ? applySeen(event)
+              : applyRelease(event),
+      );
+    } catch (error) {
+      outcomes.push({
+        kind: 'rejected',
+        reason: 'processing_error',
+        detail: (error as Error).message,
+      });
+    }
+  }
+
+  const installations = new Map<number, InstallationWrite>();
+  for (const [id, w] of work) {
+    if (w.devices === null) continue;
+    const flow = flowOfDevices(w.devices, ctx.nowMs, ctx.onlineWindowSeconds);
+    const changedFlow = sameFlow(flow, w.before.flow) ? null : flow;
+    if (w.set.size === 0 && w.removed.size === 0 && changedFlow === null) continue;
+    installations.set(id, {
+      id,
+      expectedRevision: w.before.revision,
+      set: w.set,
+      removed: w.removed,
+      flow: changedFlow,
+      next: { ...w.before, revision: w.before.revision + 1, devices: w.devices, flow },
+    });
+  }
+  return { outcomes, plan: { installations, index: indexOps, releases }, touchedBy };
+}
+
+/** The write that brings an expired flow up to date (time alone took a device offline). */
+export function refreshFlow(
+  state: InstallationState,
+  ctx: Pick<FoldContext, 'nowMs' | 'onlineWindowSeconds'>,
+): InstallationWrite | null {
+  const flow = flowOfDevices(state.devices, ctx.nowMs, ctx.onlineWindowSeconds);
+  if (sameFlow(flow, state.flow)) return null;
+  return {
+    id: state.id,
+    expectedRevision: state.revision,
+    set: new Map(),
+    removed: new Set(),
+    flow,
+    next: { ...state, revision: state.revision + 1, flow },
+  };
+}

@@ -1,0 +1,119 @@
+import type { DeviceReleasedEvent } from '../projection/device-released.js';
+import type { IndexOp, InstallationWrite } from '../projection/write-plan.js';
+import { execOrThrow } from './exec.js';
+import { encodeDeviceInputs } from './installation-state-codec.js';
+import {
+  changeChannel,
+  deviceIndexKey,
+  flowInputsKey,
+  parseDeviceField,
+  type ReadModelKeys,
+} from './keys.js';
+import { type ScriptedRedis, scriptedPipeline } from './scripts.js';
+
+// The write edge of the telemetry owner: each command on one slot. Index operations go first
+// (claim-device-1.lua, one per device), then, once the releases they imply are sent, one
+// write-installation-4.lua per installation, all in one pipeline; each installation's script
+// announces its change in its own slot.
+
+export interface IndexResult {
+  /** False when a newer claim or removal stood: the fold decided on an outdated entry. */
+  readonly done: boolean;
+  /** The installation the device was taken from, when the operation took it. */
+  readonly from: number | null;
+}
+
+export async function applyIndexOps(
+  conn: ScriptedRedis,
+  keys: ReadModelKeys,
+  ops: ReadonlyMap<string, readonly IndexOp[]>,
+): Promise<Map<string, IndexResult[]>> {
+  const out = new Map<string, IndexResult[]>();
+  if (ops.size === 0) return out;
+  const pipeline = scriptedPipeline(conn);
+  for (const [field, list] of ops)
+    for (const op of list)
+      pipeline.claimDevice(deviceIndexKey(keys, field), op.kind, op.inst, op.atMs);
+  const replies = await execOrThrow(pipeline);
+  let i = 0;
+  for (const [field, list] of ops) {
+    out.set(
+      field,
+      list.map(() => {
+        const [status, from] = replies[i++] as [number, string];
+        return { done: status === 1, from: from === '' ? null : Number(from) };
+      }),
+    );
+  }
+  return out;
+}
+
+/**
+ * The releases the index replies imply beyond those the fold decided: an operation that took the
+ * device from an installation the fold did not know of (an entry written after it was read).
+ */
+export function releasesFromIndex(
+  ops: ReadonlyMap<string, readonly IndexOp[]>,
+  results: ReadonlyMap<string, readonly IndexResult[]>,
+  decided: readonly DeviceReleasedEvent[],
+): DeviceReleasedEvent[] {
+  const known = new Set(
+    decided
+      .filter((r) => r.type === 'device.released')
+      .map((r) => `${r.installationId}/${r.category}:${r.deviceId}`),
+  );
+  const more: DeviceReleasedEvent[] = [];
+  for (const [field, list] of ops) {
+    const device = parseDeviceField(field);
+    if (!device) continue;
+    list.forEach((op, i) => {
+      const from = results.get(field)?.[i]?.from ?? null;
+      if (from === null || from === op.inst || known.has(`${from}/${field}`)) return;
+      known.add(`${from}/${field}`);
+      more.push({
+        type: 'device.released',
+        installationId: from,
+        category: device.category,
+        deviceId: device.deviceId,
+        atMs: op.atMs,
+        to: op.kind === 'claim' ? op.inst : null,
+      });
+    });
+  }
+  return more;
+}
+
+/** Per installation: the new revision, or null when its revision or a newer record refused it. */
+export async function writeInstallations(
+  conn: ScriptedRedis,
+  keys: ReadModelKeys,
+  writes: readonly InstallationWrite[],
+): Promise<Map<number, number | null>> {
+  const out = new Map<number, number | null>();
+  if (writes.length === 0) return out;
+  const pipeline = scriptedPipeline(conn);
+  for (const w of writes) {
+    const args: Array<string | number> = [
+      w.expectedRevision,
+      w.flow === null ? '' : w.flow.data,
+      w.flow === null ? 0 : w.flow.validUntilMs,
+      w.set.size,
+    ];
+    for (const [field, entry] of w.set)
+      args.push(field, entry.json, encodeDeviceInputs(entry), entry.meta.lastSeenMs);
+    args.push(...w.removed);
+    pipeline.writeInstallation(
+      keys.devices(w.id),
+      flowInputsKey(keys, w.id),
+      keys.flow(w.id),
+      changeChannel(keys, w.id),
+      ...args,
+    );
+  }
+  const replies = await execOrThrow(pipeline);
+  writes.forEach((w, i) => {
+    const [status, value] = replies[i] as [number, number | string];
+    out.set(w.id, status === 1 ? Number(value) : null);
+  });
+  return out;
+}
