@@ -1,12 +1,20 @@
 import { z } from 'zod';
 import { CATEGORY_ARRAY_NAME, DEVICE_CATEGORIES } from '../../src/domain/device-fields.js';
 import {
+  BULK_FLOW_ERRORS,
   ENDPOINT_ERRORS,
-  type EndpointName,
   ERROR_CATALOG,
   type ErrorCode,
+  errorStatus,
+  FLOW_STREAM_ERRORS,
+  OPERATION_TRANSPORT_ERRORS,
+  QUOTA_ERRORS,
+  TRANSPORT_ERRORS,
+  type TransportErrorCode,
 } from '../errors/error-catalog.js';
+import { MAX_INSTALLATION_IDS } from '../params/installation-ids.js';
 import {
+  bulkEnergyFlowResponseSchema,
   deviceRecordSchemas,
   devicesResponseSchema,
   energyFlowDataSchema,
@@ -17,33 +25,55 @@ import {
 } from './response-schemas.js';
 
 // The OpenAPI 3.1 description, generated from the zod schemas the code uses and the error
-// catalog. Deterministic: the committed docs/openapi.json must equal it byte for byte.
+// catalog. Deterministic: the committed docs/openapi.json must equal it byte for byte. Each
+// operation lists every status it can answer: the endpoint's codes and the HTTP layer's.
 
 type Json = Record<string, unknown>;
+
+// read-api.md's endpoints and beyond.md's bulk flow; every one may also answer 429 when quotas
+// are on (beyond.md §6).
+const OPERATION_ERRORS = {
+  ...ENDPOINT_ERRORS,
+  getInstallationsCurrentEnergyFlow: BULK_FLOW_ERRORS,
+} as const;
+type EndpointName = keyof typeof OPERATION_ERRORS;
 
 const ENDPOINTS: ReadonlyArray<{
   name: EndpointName;
   summary: string;
   response: string;
-  withId: boolean;
+  param: 'installationId' | 'installationIds' | null;
+  /** Whether the 200 carries Last-Modified (beyond.md §2). */
+  dataAge: boolean;
 }> = [
   {
     name: 'getInstallations',
     summary: 'List the installations the calling application may currently read, by ascending id',
     response: 'InstallationsResponse',
-    withId: false,
+    param: null,
+    dataAge: false,
   },
   {
     name: 'getInstallationDevices',
     summary: 'Last-known state of all six device categories of one installation (offline ones too)',
     response: 'InstallationDevicesResponse',
-    withId: true,
+    param: 'installationId',
+    dataAge: true,
   },
   {
     name: 'getInstallationCurrentEnergyFlow',
     summary: 'Aggregated energy flow over the online devices of one installation',
     response: 'EnergyFlowResponse',
-    withId: true,
+    param: 'installationId',
+    dataAge: true,
+  },
+  {
+    name: 'getInstallationsCurrentEnergyFlow',
+    summary:
+      'Current energy flow of up to 100 installations in one request; each `data` exactly as getInstallationCurrentEnergyFlow serves it',
+    response: 'BulkEnergyFlowResponse',
+    param: 'installationIds',
+    dataAge: true,
   },
 ];
 
@@ -57,10 +87,17 @@ function components(): Json {
   registry.add(installationsResponseSchema, { id: 'InstallationsResponse' });
   registry.add(devicesResponseSchema, { id: 'InstallationDevicesResponse' });
   registry.add(energyFlowResponseSchema, { id: 'EnergyFlowResponse' });
+  registry.add(bulkEnergyFlowResponseSchema, { id: 'BulkEnergyFlowResponse' });
   for (const { name } of ENDPOINTS) {
-    for (const status of statusesOf(name)) {
-      registry.add(errorResponseSchema(name, status), { id: errorId(name, status) });
+    // POST's statuses include GET's, and a status has the same codes under both methods.
+    for (const status of statusesOf(name, 'post')) {
+      registry.add(errorResponseSchema(codesAt(name, 'post', status)), {
+        id: errorId(name, status),
+      });
     }
+  }
+  for (const status of streamStatuses()) {
+    registry.add(errorResponseSchema(streamCodesAt(status)), { id: STREAM_ERROR_ID(status) });
   }
   const { schemas } = z.toJSONSchema(registry, {
     target: 'draft-2020-12',
@@ -74,69 +111,254 @@ function components(): Json {
   return schemas;
 }
 
-const statusesOf = (name: EndpointName) =>
-  [...new Set(ENDPOINT_ERRORS[name].map((c: ErrorCode) => ERROR_CATALOG[c].status))].sort();
+type Method = keyof typeof OPERATION_TRANSPORT_ERRORS;
+type Code = ErrorCode | TransportErrorCode;
+
+const codesOf = (name: EndpointName, method: Method): Code[] => [
+  ...OPERATION_ERRORS[name],
+  ...QUOTA_ERRORS,
+  ...OPERATION_TRANSPORT_ERRORS[method],
+];
+const codesAt = (name: EndpointName, method: Method, status: number) =>
+  codesOf(name, method).filter((c) => errorStatus(c) === status);
+const statusesOf = (name: EndpointName, method: Method) =>
+  [...new Set(codesOf(name, method).map(errorStatus))].sort();
+const meaning = (c: Code) =>
+  c in ERROR_CATALOG
+    ? ERROR_CATALOG[c as ErrorCode].meaning
+    : TRANSPORT_ERRORS[c as TransportErrorCode].meaning;
 const errorId = (name: EndpointName, status: number) => `${pascal(name)}Error${status}`;
 const ref = (id: string) => ({ $ref: `#/components/schemas/${id}` });
 
-function responses(name: EndpointName, success: string): Json {
+const headerRef = (name: string) => ({ $ref: `#/components/headers/${name}` });
+const RATE_LIMIT_HEADERS = {
+  'RateLimit-Policy': headerRef('RateLimit-Policy'),
+  RateLimit: headerRef('RateLimit'),
+};
+
+function responses(e: (typeof ENDPOINTS)[number], method: Method, conditional: boolean): Json {
+  const { name } = e;
   const out: Json = {
-    200: { description: 'Success', content: { 'application/json': { schema: ref(success) } } },
+    200: {
+      description: 'Success',
+      headers: {
+        ETag: headerRef('ETag'),
+        'Cache-Control': headerRef('Cache-Control'),
+        Vary: headerRef('Vary'),
+        ...(e.dataAge ? { 'Last-Modified': headerRef('Last-Modified') } : {}),
+        'Content-Encoding': headerRef('Content-Encoding'),
+        ...RATE_LIMIT_HEADERS,
+      },
+      content: { 'application/json': { schema: ref(e.response) } },
+    },
   };
-  for (const status of statusesOf(name)) {
-    const codes = ENDPOINT_ERRORS[name].filter(
-      (c: ErrorCode) => ERROR_CATALOG[c].status === status,
-    );
+  if (conditional) {
+    out[304] = {
+      description:
+        'Not Modified: `If-None-Match` matched (or, without it, `If-Modified-Since` is not older than the data). No body; the same ETag. Only after authentication, access and parameter checks passed.',
+      headers: {
+        ETag: headerRef('ETag'),
+        'Cache-Control': headerRef('Cache-Control'),
+        Vary: headerRef('Vary'),
+        ...RATE_LIMIT_HEADERS,
+      },
+    };
+  }
+  for (const status of statusesOf(name, method)) {
     out[status] = {
-      description: codes.map((c: ErrorCode) => `\`${c}\`: ${ERROR_CATALOG[c].meaning}`).join('; '),
+      description: codesAt(name, method, status)
+        .map((c) => `\`${c}\`: ${meaning(c)}`)
+        .join('; '),
+      ...(status === 429
+        ? { headers: { 'Retry-After': headerRef('Retry-After'), ...RATE_LIMIT_HEADERS } }
+        : status === 500
+          ? { headers: { 'Retry-After': headerRef('Retry-After') } }
+          : {}),
       content: { 'application/json': { schema: ref(errorId(name, status)) } },
     };
   }
   return out;
 }
 
+const HEADER_PARAMETERS = {
+  'If-None-Match': {
+    description:
+      'ETags of stored copies (or `*`); weak comparison. A match answers 304. Honoured on GET and HEAD.',
+    schema: { type: 'string' },
+  },
+  'If-Modified-Since': {
+    description:
+      'HTTP-date; ignored when If-None-Match is sent. Not older than the data: 304. Honoured on GET and HEAD.',
+    schema: { type: 'string' },
+  },
+  'Accept-Encoding': {
+    description: '`br` or `gzip` (q-values honoured): bodies of 1 KiB or more come compressed.',
+    schema: { type: 'string' },
+  },
+};
+const headerParameters = (names: ReadonlyArray<keyof typeof HEADER_PARAMETERS>) =>
+  names.map((name) => ({ name, in: 'header', required: false, ...HEADER_PARAMETERS[name] }));
+
+function responseHeaders(): Json {
+  return {
+    ETag: {
+      description:
+        'Strong validator of the body bytes: same body, same tag, from any replica. A compressed body has its own tag (suffix `-br` or `-gz`).',
+      schema: { type: 'string' },
+    },
+    'Cache-Control': { description: '`private, no-cache`', schema: { type: 'string' } },
+    Vary: { description: '`Accept-Encoding`', schema: { type: 'string' } },
+    'Last-Modified': {
+      description:
+        'The latest `lastSeenDate` the body contains, as an HTTP-date; absent when it contains none.',
+      schema: { type: 'string' },
+    },
+    'Content-Encoding': {
+      description: '`br` or `gzip` when Accept-Encoding asked for it and the body is 1 KiB or more',
+      schema: { type: 'string', enum: ['br', 'gzip'] },
+    },
+    'RateLimit-Policy': {
+      description:
+        'Only when quotas are on (IETF httpapi RateLimit header fields): `"default";q=<requests>;w=60`.',
+      schema: { type: 'string' },
+    },
+    RateLimit: {
+      description:
+        'Only when quotas are on: `"default";r=<remaining requests>;t=<seconds until the window resets>`.',
+      schema: { type: 'string' },
+    },
+    'Retry-After': {
+      description:
+        'Seconds until trying again can succeed (429: the window resets; 500: Redis reconnects).',
+      schema: { type: 'integer' },
+    },
+  };
+}
+
+/** HEAD: GET's statuses and headers, no body. */
+function headResponses(get: Json): Json {
+  return Object.fromEntries(
+    Object.entries(get).map(([status, r]) => [status, { description: (r as Json).description }]),
+  );
+}
+
+const IDS_DESCRIPTION =
+  `Comma-separated installation ids, 1 to ${MAX_INSTALLATION_IDS}, distinct, each with installationId's syntax. ` +
+  'An empty item, a duplicate or more than 100: INVALID_PARAMETERS.';
+
 const ID_DESCRIPTION =
   'Integer: optional minus sign and decimal digits only, within the safe integer range. ' +
   '`12.0`, `1e3`, `0x1A`, ` 12`, `12abc`, an empty or repeated value: INVALID_PARAMETERS.';
 
 function operations(e: (typeof ENDPOINTS)[number]): Json {
-  const common = { summary: e.summary, responses: responses(e.name, e.response) };
-  const get: Json = { operationId: e.name, ...common };
+  const get: Json = {
+    operationId: e.name,
+    summary: e.summary,
+    responses: responses(e, 'get', true),
+  };
+  const head: Json = {
+    operationId: `${e.name}Head`,
+    summary: `${e.summary} (headers only)`,
+    responses: headResponses(get.responses as Json),
+  };
   const post: Json = {
     operationId: `${e.name}Post`,
-    ...common,
+    summary: e.summary,
+    responses: responses(e, 'post', false),
     description:
       'The same operation with the parameters in a form body; a body value overrides the query value.',
   };
-  if (e.withId) {
-    get.parameters = [
+  const conditionalHeaders = headerParameters([
+    'If-None-Match',
+    'If-Modified-Since',
+    'Accept-Encoding',
+  ]);
+  head.parameters = get.parameters = conditionalHeaders;
+  post.parameters = headerParameters(['Accept-Encoding']);
+  if (e.param !== null) {
+    const schema =
+      e.param === 'installationId'
+        ? { type: 'integer', description: ID_DESCRIPTION }
+        : { type: 'string', description: IDS_DESCRIPTION, pattern: '^-?[0-9]+(,-?[0-9]+)*$' };
+    head.parameters = get.parameters = [
       {
-        name: 'installationId',
+        name: e.param,
         in: 'query',
         required: true,
-        description: ID_DESCRIPTION,
-        schema: { type: 'integer' },
+        description: schema.description,
+        schema: { type: schema.type },
       },
+      ...conditionalHeaders,
     ];
     post.requestBody = {
       required: true,
       content: {
         'application/x-www-form-urlencoded': {
-          schema: {
-            type: 'object',
-            properties: { installationId: { type: 'integer', description: ID_DESCRIPTION } },
-            required: ['installationId'],
-          },
+          schema: { type: 'object', properties: { [e.param]: schema }, required: [e.param] },
         },
       },
     };
   }
-  return { get, post };
+  return { get, head, post };
+}
+
+// beyond.md §5: the energy-flow stream, GET (and HEAD) only; refusals are JSON, before any stream.
+const STREAM_PATH = '/streams/installationCurrentEnergyFlow';
+const STREAM_ERROR_ID = (status: number) => `FlowStreamError${status}`;
+const streamCodes = (): Code[] => [...FLOW_STREAM_ERRORS, ...OPERATION_TRANSPORT_ERRORS.get];
+const streamCodesAt = (status: number) => streamCodes().filter((c) => errorStatus(c) === status);
+const streamStatuses = () => [...new Set(streamCodes().map(errorStatus))].sort();
+
+function streamOperations(): Json {
+  const responses: Json = {
+    200: {
+      description:
+        'Server-Sent Events. First the current flow (unless `Last-Event-ID` is its ETag), then one event per change of it, by a write or by time alone: `event: energyFlow`, `id:` the ETag getInstallationCurrentEnergyFlow would send, `data:` the exact body it would serve. A comment line at least every 15 s. When the key may no longer read the installation: `event: revoked` with the error envelope the single endpoint would answer, then the stream closes (within 1 s).',
+      headers: { 'Cache-Control': headerRef('Cache-Control') },
+      content: { 'text/event-stream': { schema: { type: 'string' } } },
+    },
+  };
+  for (const status of streamStatuses()) {
+    responses[status] = {
+      description: streamCodesAt(status)
+        .map((c) => `\`${c}\`: ${meaning(c)}`)
+        .join('; '),
+      ...(status === 500 ? { headers: { 'Retry-After': headerRef('Retry-After') } } : {}),
+      content: { 'application/json': { schema: ref(STREAM_ERROR_ID(status)) } },
+    };
+  }
+  const parameters = [
+    {
+      name: 'installationId',
+      in: 'query',
+      required: true,
+      description: ID_DESCRIPTION,
+      schema: { type: 'integer' },
+    },
+    {
+      name: 'Last-Event-ID',
+      in: 'header',
+      required: false,
+      description: 'The id of the last event received; equal to the current ETag: no first event.',
+      schema: { type: 'string' },
+    },
+  ];
+  const summary = 'Push of the energy flow of one installation (Server-Sent Events)';
+  return {
+    get: { operationId: 'streamInstallationCurrentEnergyFlow', summary, parameters, responses },
+    head: {
+      operationId: 'streamInstallationCurrentEnergyFlowHead',
+      summary: `${summary} (headers only)`,
+      parameters,
+      responses: headResponses(responses),
+    },
+  };
 }
 
 export function buildOpenApiDocument(basePath: string): Json {
   const paths: Json = {};
   for (const e of ENDPOINTS) paths[`/${e.name}`] = operations(e);
+  paths[STREAM_PATH] = streamOperations();
   return {
     openapi: '3.1.0',
     info: {
@@ -159,6 +381,7 @@ export function buildOpenApiDocument(basePath: string): Json {
           description: 'Takes precedence over Api-Key when both are sent',
         },
       },
+      headers: responseHeaders(),
       schemas: components(),
     },
   };

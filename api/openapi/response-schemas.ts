@@ -10,7 +10,6 @@ import {
 } from '../../src/domain/device-fields.js';
 import type { EnergyFlowData } from '../../src/domain/energy-flow.js';
 import { installationSchema } from '../../src/domain/installation.js';
-import { ENDPOINT_ERRORS, type EndpointName, ERROR_CATALOG } from '../errors/error-catalog.js';
 
 // The zod schemas of every response body, from the domain's record definitions and the error
 // catalog; the OpenAPI document is generated from these.
@@ -77,11 +76,28 @@ export const energyFlowResponseSchema = z.object({
   data: energyFlowDataSchema.nullable().meta({ description: 'null when no device is online' }),
 });
 
-/** The error body of one endpoint at one status: only the codes read-api.md allows there. */
-export function errorResponseSchema(endpoint: EndpointName, status: number) {
-  const codes = ENDPOINT_ERRORS[endpoint].filter((c) => ERROR_CATALOG[c].status === status);
+/** An error body whose `error` is one of `codes` (those one endpoint may answer at one status). */
+export function errorResponseSchema(codes: readonly string[]) {
   return z.object({
     valid: z.literal(false),
     error: z.enum(codes as [string, ...string[]]),
   });
 }
+
+/** beyond.md §4: the bulk energy flow, `data` exactly as the single endpoint serves it. */
+export const bulkEnergyFlowResponseSchema = z.object({
+  valid: z.literal(true),
+  flows: z
+    .array(
+      z.object({
+        installationId: z.int(),
+        data: energyFlowDataSchema
+          .nullable()
+          .meta({ description: 'null when no device is online' }),
+      }),
+    )
+    .meta({ description: 'the ids the caller may read, ascending' }),
+  notFound: z.array(z.int()).meta({
+    description: 'ids that do not exist or are not accessible (one case, on purpose), ascending',
+  }),
+});

@@ -1,25 +1,44 @@
 import type { FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
+import { readEpoch } from '../../src/read-model/epoch.js';
+import type { ReadModelKeys } from '../../src/read-model/keys.js';
+import { API_HEADERS } from '../edge/response-headers.js';
 import type { ApiMetrics } from './api-metrics.js';
 
-// Operations endpoints, outside the API base: liveness, readiness (Redis answers), metrics.
+// Operations endpoints, outside the API base: liveness, readiness (Redis answers and holds the
+// read model's epoch marker: without it the store lost its data and valid keys would get 401),
+// metrics.
 
 export function registerOpsRoutes(
   app: FastifyInstance,
-  deps: { redis: Redis; metrics: ApiMetrics },
+  deps: { redis: Redis; metrics: ApiMetrics; keys: ReadModelKeys },
 ): void {
   app.get('/healthz', { logLevel: 'warn' }, async (_request, reply) =>
-    reply.type('application/json').send('{"status":"ok"}'),
+    reply.headers(API_HEADERS).type('application/json').send('{"status":"ok"}'),
   );
   app.get('/readyz', { logLevel: 'warn' }, async (_request, reply) => {
     try {
-      await deps.redis.ping();
-      return reply.type('application/json').send('{"status":"ready"}');
+      const epoch = await readEpoch(deps.redis, deps.keys);
+      if (epoch === null || !epoch.complete) {
+        return reply
+          .code(503)
+          .headers(API_HEADERS)
+          .type('application/json')
+          .send(`{"status":"read model ${epoch ? 'being rebuilt' : 'not built'}"}`);
+      }
+      return reply.headers(API_HEADERS).type('application/json').send('{"status":"ready"}');
     } catch {
-      return reply.code(503).type('application/json').send('{"status":"redis unreachable"}');
+      return reply
+        .code(503)
+        .headers(API_HEADERS)
+        .type('application/json')
+        .send('{"status":"redis unreachable"}');
     }
   });
   app.get('/metrics', { logLevel: 'warn' }, async (_request, reply) =>
-    reply.type(deps.metrics.registry.contentType).send(await deps.metrics.registry.metrics()),
+    reply
+      .headers(API_HEADERS)
+      .type(deps.metrics.registry.contentType)
+      .send(await deps.metrics.registry.metrics()),
   );
 }

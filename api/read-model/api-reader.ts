@@ -4,6 +4,7 @@ import {
   parseInstallationField,
   type ReadModelKeys,
 } from '../../src/read-model/keys.js';
+import type { Representation } from '../http/representation.js';
 import { isViewLive } from './access-check.js';
 import { hgetallFlat, withApiScripts } from './api-scripts.js';
 import { writeBatcher } from './write-batching.js';
@@ -31,6 +32,33 @@ export interface StoredFlow {
   readonly validUntilMs: number;
   /** Flat field/value pairs of the devices hash, only when the stored flow has expired. */
   readonly devices: readonly string[] | null;
+  /** The near-cache entry's memo, when read through it (null: built per request). */
+  readonly memo: Memo | null;
+}
+
+export interface StoredDevices {
+  /** The devices hash as flat field/value pairs of stored bytes. */
+  readonly pairs: readonly Buffer[];
+  readonly memo: Memo | null;
+}
+
+/**
+ * What the routes built from one near-cache entry (bodies with their ETag and Last-Modified),
+ * kept with it and dropped with it, so a hit pays no hashing or date work. Only what depends on
+ * the entry's bytes alone: never an expired flow, which depends on the time of the request.
+ */
+export interface FlowPart {
+  /** ETag of the `data` bytes alone. */
+  readonly tag: string;
+  /** Its `"lastUpdated":"…"` member, null when `data` is null. */
+  readonly updated: string | null;
+}
+
+export interface Memo {
+  flow: Representation | null;
+  /** The flow's `data` as the bulk endpoint uses it (bulk-flow-route.ts). */
+  flowPart: FlowPart | null;
+  devices: Representation | null;
 }
 
 export interface ApiReader {
@@ -38,9 +66,10 @@ export interface ApiReader {
   keyLive(keyHash: string, nowMs: number): Promise<boolean>;
   /** Every installation the key may read, in no particular order. */
   installations(keyHash: string, nowMs: number): Promise<Access<StoredInstallation[]>>;
-  /** The devices hash as flat field/value pairs of stored bytes. */
-  devices(keyHash: string, id: number, nowMs: number): Promise<Access<readonly Buffer[]>>;
+  devices(keyHash: string, id: number, nowMs: number): Promise<Access<StoredDevices>>;
   flow(keyHash: string, id: number, nowMs: number): Promise<Access<StoredFlow>>;
+  /** `flow` of each id, in order: one one-slot command per installation, never a cross-slot one. */
+  flows(keyHash: string, ids: readonly number[], nowMs: number): Promise<Access<StoredFlow>[]>;
 }
 
 const UNAUTHORIZED = { kind: 'unauthorized' } as const;
@@ -96,7 +125,12 @@ export function createApiReader(connection: Redis, keys: ReadModelKeys): ApiRead
         nowMs,
       );
       if (pairs === null) return refused(keyHash, nowMs);
-      return { kind: 'ok', value: pairs };
+      return { kind: 'ok', value: { pairs, memo: null } };
+    },
+
+    flows(keyHash, ids, nowMs) {
+      // Issued in one turn, corked: the ids leave in one socket write and cost one round trip.
+      return Promise.all(ids.map((id) => this.flow(keyHash, id, nowMs)));
     },
 
     async flow(keyHash, id, nowMs) {
@@ -115,7 +149,12 @@ export function createApiReader(connection: Redis, keys: ReadModelKeys): ApiRead
       const expired = validUntilMs !== 0 && validUntilMs < nowMs;
       return {
         kind: 'ok',
-        value: { data: data ?? 'null', validUntilMs, devices: expired ? devices : null },
+        value: {
+          data: data ?? 'null',
+          validUntilMs,
+          devices: expired ? devices : null,
+          memo: null,
+        },
       };
     },
   };

@@ -10,6 +10,7 @@ const dir = new URL('../lua/', import.meta.url);
 const SCRIPTS = {
   apiReadDevices: loadScript(dir, 'read-devices-3.lua', { readOnly: true }),
   apiReadFlow: loadScript(dir, 'read-flow-4.lua', { readOnly: true }),
+  apiReadSnapshot: loadScript(dir, 'read-snapshot-4.lua', { readOnly: true }),
 } as const;
 
 type Args = [...keys: string[], keyHash: string, nowMs: number];
@@ -17,6 +18,7 @@ type Args = [...keys: string[], keyHash: string, nowMs: number];
 export interface ApiRedis extends Redis {
   apiReadDevicesBuffer(...args: Args): Promise<Buffer[] | null>;
   apiReadFlow(...args: Args): Promise<string[] | null>;
+  apiReadSnapshotBuffer(...args: Args): Promise<Buffer[] | null>;
 }
 
 export function withApiScripts(redis: Redis): ApiRedis {

@@ -11,7 +11,16 @@ export function currentFlowData(
   nowMs: number,
   onlineWindowSeconds: number,
 ): string {
-  if (stored.devices === null) return stored.data;
+  return currentFlow(stored, nowMs, onlineWindowSeconds).data;
+}
+
+/** The served flow data and until when it holds (epoch ms, 0 = until something is written). */
+export function currentFlow(
+  stored: StoredFlow,
+  nowMs: number,
+  onlineWindowSeconds: number,
+): { readonly data: string; readonly validUntilMs: number } {
+  if (stored.devices === null) return { data: stored.data, validUntilMs: stored.validUntilMs };
   const flow = flowFromStoredDevices(fieldValuePairs(stored.devices), nowMs, onlineWindowSeconds);
-  return serializeEnergyFlow(flow.data);
+  return { data: serializeEnergyFlow(flow.data), validUntilMs: flow.validUntilMs };
 }

@@ -1,4 +1,6 @@
 import type { FastifyInstance } from 'fastify';
+import { flowLastUpdatedMs } from '../http/last-modified.js';
+import { representationOf } from '../http/representation.js';
 import type { StoredFlow } from '../read-model/api-reader.js';
 import { currentFlowData } from '../read-model/flow-freshness.js';
 import { energyFlowBody } from './envelopes.js';
@@ -9,7 +11,15 @@ export function registerEnergyFlowRoute(app: FastifyInstance, ctx: RouteContext)
   registerInstallationRoute<StoredFlow>(app, ctx, {
     url: '/getInstallationCurrentEnergyFlow',
     read: (c, keyHash, id, nowMs) => c.reader.flow(keyHash, id, nowMs),
-    body: (c, id, flow, nowMs) =>
-      energyFlowBody(id, currentFlowData(flow, nowMs, c.onlineWindowSeconds)),
+    representation: (c, id, flow, nowMs) => {
+      // An expired flow is recomputed for this instant: never kept.
+      const memo = flow.devices === null ? flow.memo : null;
+      if (memo?.flow) return memo.flow;
+      const body = energyFlowBody(id, currentFlowData(flow, nowMs, c.onlineWindowSeconds));
+      // `data` closes the body: its `lastUpdated` is the last one in it.
+      const rep = representationOf(body, flowLastUpdatedMs(body));
+      if (memo) memo.flow = rep;
+      return rep;
+    },
   });
 }

@@ -1,8 +1,10 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { authenticatedKeyHash } from '../auth/authenticate.js';
 import { sendError } from '../errors/error-catalog.js';
+import type { Representation } from '../http/representation.js';
 import { parseInstallationId } from '../params/installation-id.js';
 import type { Access } from '../read-model/api-reader.js';
+import { answerBadParameters, answerBody, answerLiveError } from './answers.js';
 import { authenticatedRoute, type Params, type RouteContext } from './route-context.js';
 
 // The shape both per-installation endpoints share: auth, then `installationId`, then one read
@@ -11,7 +13,8 @@ import { authenticatedRoute, type Params, type RouteContext } from './route-cont
 export interface InstallationRead<T> {
   readonly url: string;
   read(ctx: RouteContext, keyHash: string, id: number, nowMs: number): Promise<Access<T>>;
-  body(ctx: RouteContext, id: number, value: T, nowMs: number): string | Buffer;
+  /** The body with its ETag and Last-Modified (the latest date it contains). */
+  representation(ctx: RouteContext, id: number, value: T, nowMs: number): Representation;
 }
 
 export function registerInstallationRoute<T>(
@@ -24,14 +27,13 @@ export function registerInstallationRoute<T>(
     const nowMs = ctx.clock();
     const id = parseInstallationId(request.query as Params, request.body as Params);
     if (!id.ok) {
-      // Auth answers first: only a live key learns that its parameters are wrong.
-      const live = await ctx.reader.keyLive(keyHash, nowMs);
-      return sendError(reply, live ? id.error : 'UNAUTHORIZED');
+      return answerBadParameters(ctx, reply, keyHash, nowMs, id.error);
     }
     const result = await route.read(ctx, keyHash, id.id, nowMs);
     if (result.kind === 'unauthorized') return sendError(reply, 'UNAUTHORIZED');
-    if (result.kind === 'absent') return sendError(reply, 'DOESNT_EXIST');
-    return reply.type('application/json').send(route.body(ctx, id.id, result.value, nowMs));
+    if (result.kind === 'absent') return answerLiveError(ctx, reply, keyHash, 'DOESNT_EXIST');
+    const rep = route.representation(ctx, id.id, result.value, nowMs);
+    return answerBody(ctx, request, reply, keyHash, rep);
   };
   app.route({
     method: ['GET', 'POST'],

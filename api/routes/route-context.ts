@@ -2,13 +2,16 @@ import type { FastifyBaseLogger, FastifyReply, FastifyRequest, RouteOptions } fr
 import { requireWellFormedKey } from '../auth/authenticate.js';
 import { type ErrorCode, sendError } from '../errors/error-catalog.js';
 import { handleHttpError, isClientError } from '../http-errors.js';
+import type { Quotas } from '../quotas/quota.js';
 import type { ApiReader } from '../read-model/api-reader.js';
 
-/** What the three read routes need, and nothing more. */
+/** What the read routes need, and nothing more. */
 export interface RouteContext {
   readonly reader: ApiReader;
   readonly clock: () => number;
   readonly onlineWindowSeconds: number;
+  /** Null when quotas are off (the default). */
+  readonly quotas: Quotas | null;
 }
 
 type Handler = (request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply>;
@@ -24,9 +27,25 @@ export function guarded(failure: ErrorCode, handler: Handler): Handler {
       return await handler(request, reply);
     } catch (error) {
       logFailure(request.log, error);
+      // Same status and code (semantics.md); the header tells clients when trying again helps.
+      if (storeUnreachable(error)) reply.header('retry-after', STORE_RETRY_AFTER_SECONDS);
       return sendError(reply, failure);
     }
   };
+}
+
+// The API's Redis client reconnects within about 2 s (api/redis-client.ts).
+const STORE_RETRY_AFTER_SECONDS = '1';
+
+/** Redis down, unreachable or too slow (ioredis errors), as opposed to a script or data error. */
+function storeUnreachable(error: unknown): boolean {
+  const e = (error ?? {}) as { name?: unknown; message?: unknown; code?: unknown };
+  const message = typeof e.message === 'string' ? e.message : '';
+  return (
+    e.name === 'MaxRetriesPerRequestError' ||
+    (typeof e.code === 'string' && /^E(CONNREFUSED|CONNRESET|TIMEDOUT|PIPE)$/.test(e.code)) ||
+    /Connection is closed|Stream isn't writeable|Command timed out|^LOADING/.test(message)
+  );
 }
 
 /**

@@ -44,3 +44,9 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
     skip: new Set((value('--skip') ?? '').split(',').filter(Boolean)),
   };
 }
+
+/** A numeric `--name value` of a standalone case's command line (bench/cases/<case>.ts). */
+export function numberArg(name: string, fallback: number, argv = process.argv): number {
+  const i = argv.indexOf(`--${name}`);
+  return i > 0 ? Number(argv[i + 1]) : fallback;
+}

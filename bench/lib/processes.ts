@@ -36,13 +36,19 @@ export function startChild(opts: {
   args?: readonly string[];
   env?: Record<string, string>;
   nodeArgs?: readonly string[];
-  logDir: string;
+  /** Where `<name>.log` takes stdout and stderr; without it stdout is dropped, stderr shown. */
+  logDir?: string;
 }): Child {
-  const log = openSync(join(opts.logDir, `${opts.name}.log`), 'a');
+  const log =
+    opts.logDir === undefined ? null : openSync(join(opts.logDir, `${opts.name}.log`), 'a');
   const child = spawn(
     process.execPath,
     [...(opts.nodeArgs ?? []), '--import', 'tsx', join(ROOT, opts.script), ...(opts.args ?? [])],
-    { cwd: ROOT, env: { ...process.env, ...opts.env }, stdio: ['ignore', log, log] },
+    {
+      cwd: ROOT,
+      env: { ...process.env, ...opts.env },
+      stdio: log === null ? ['ignore', 'ignore', 'inherit'] : ['ignore', log, log],
+    },
   );
   if (child.pid === undefined) throw new Error(`could not start ${opts.name}`);
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));

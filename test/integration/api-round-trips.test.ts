@@ -8,7 +8,8 @@ import { device, installation, newApiKey } from '../support-api/fixtures.js';
 // to the socket in its own write, so the writes a request causes are its round trips.
 describe('API Redis round trips', () => {
   let nowMs = Date.now();
-  const api = testApi({ clock: () => nowMs });
+  // The uncached path's contract; the near-cache's own is in api-near-cache.test.ts.
+  const api = testApi({ clock: () => nowMs, env: { API_NEAR_CACHE_ENTRIES: '0' } });
   const base = api.config.api.basePath;
   const key = newApiKey();
   let writes = 0;

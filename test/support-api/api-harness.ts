@@ -23,7 +23,13 @@ export interface TestApi {
 
 /** The API on its own Redis prefix, logging at debug into memory so tests can read the lines. */
 export function testApi(
-  options: { env?: Record<string, string>; clock?: () => number; redisUrl?: string } = {},
+  options: {
+    env?: Record<string, string>;
+    clock?: () => number;
+    redisUrl?: string;
+    /** Receives each log line instead of `logLines` (for long runs that must not keep them). */
+    onLog?: (line: string) => void;
+  } = {},
 ): TestApi {
   const prefix = `${uniqueId('api')}:`;
   const config = loadConfig({
@@ -35,7 +41,8 @@ export function testApi(
   const logLines: string[] = [];
   const sink = new Writable({
     write(chunk, _enc, done) {
-      logLines.push(String(chunk));
+      if (options.onLog) options.onLog(String(chunk));
+      else logLines.push(String(chunk));
       done();
     },
   });

@@ -12,8 +12,8 @@ export async function launchChromium(): Promise<{
 }> {
   if (!existsSync(CHROMIUM_PATH)) {
     throw new Error(
-      `Chromium not found at ${CHROMIUM_PATH}: install Debian's package (apt-get install chromium) ` +
-        'or point CHROMIUM_PATH at a Chromium binary. .ci/run installs it.',
+      `Chromium not found at ${CHROMIUM_PATH}: the browser project's setup installs it as root; ` +
+        'otherwise run `sudo apt-get install -y chromium` or point CHROMIUM_PATH at a Chromium binary.',
     );
   }
   const profile = mkdtempSync(join(tmpdir(), 'api-browser-'));

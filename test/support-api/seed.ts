@@ -1,5 +1,4 @@
 import type { Redis } from 'ioredis';
-import { planTelemetryBatch } from '../../consumers/telemetry-batch.js';
 import { hashApiKey } from '../../src/domain/access-rule.js';
 import { DEVICE_FIELDS } from '../../src/domain/device-fields.js';
 import type { DeviceValue } from '../../src/domain/device-record.js';
@@ -8,9 +7,9 @@ import type { AccessEvent, DeviceStateEvent, IngestValue } from '../../src/domai
 import type { Installation } from '../../src/domain/installation.js';
 import { createAccessFactStore } from '../../src/read-model/access-fact-store.js';
 import { createAccessViewStore } from '../../src/read-model/access-store.js';
-import { createDeviceStore } from '../../src/read-model/device-store.js';
 import { createInstallationStore } from '../../src/read-model/installation-store.js';
 import { createKeys, type ReadModelKeys } from '../../src/read-model/keys.js';
+import { createTelemetryEdge, mapCache } from '../../src/read-model/telemetry-edge.js';
 
 // Seeds the read model through the consumers' own stores and batch planner, as the projectors
 // call them (without Kafka), so API tests read exactly the layout the consumers write.
@@ -97,14 +96,15 @@ export function createSeeder(redis: Redis, prefix: string): Seeder {
     },
     async devices(installationId, devices, nowMs, onlineWindowSeconds) {
       const events = devices.flatMap((d) => stateEvents(installationId, d));
-      const store = createDeviceStore({ conn: redis, keys, onlineWindowSeconds });
-      const plan = await store.transact(
-        [...new Set(events.map((e) => `${e.category}:${e.deviceId}`))],
-        [installationId],
-        (view) => planTelemetryBatch(view, events, { nowMs, futureSkewSeconds: 60 }),
-        () => nowMs,
-      );
-      const refused = plan.outcomes.find((o) => o.kind === 'rejected');
+      // The consumers' write path, without Kafka: seeded devices never move.
+      const edge = createTelemetryEdge({
+        conn: redis,
+        keys,
+        cache: mapCache(),
+        sendReleases: async () => {},
+      });
+      const pass = await edge.pass(events, { nowMs, futureSkewSeconds: 60, onlineWindowSeconds });
+      const refused = [...pass.outcomes.values()].find((o) => o.kind === 'rejected');
       if (refused) throw new Error(`seed telemetry refused: ${JSON.stringify(refused)}`);
     },
     async liveKey(apiKey, { app, expiresAtMs = 0, installations: granted }) {

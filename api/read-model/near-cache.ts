@@ -1,0 +1,227 @@
+import type { Redis } from 'ioredis';
+import type { ReadModelKeys } from '../../src/read-model/keys.js';
+import type { Access, ApiReader, Memo, StoredFlow } from './api-reader.js';
+import { withApiScripts } from './api-scripts.js';
+import type { ChangeSubscriber } from './change-subscriber.js';
+
+// The near-cache: per installation, what the per-installation scripts read (the acl entries of
+// the keys that read it here, the stored flow with its validUntil, the devices hash), in a
+// bounded LRU. An entry exists only while its installation's change channel is held, and was
+// read only after that subscription was confirmed; any announcement drops it, and a read that
+// raced one is not kept. When the subscriber's connection drops every entry goes (whatever
+// happened meanwhile was not heard), and until it is back reads go to Redis uncached. Time is
+// evaluated per request: a key's acl expiry and the flow's validUntil against `now` (an expired
+// flow is served recomputed from the cached devices, as the script path does).
+//
+// What a hit may reveal by timing: only a key the entry lists as holding a live grant is served
+// from memory, and it would get a 200 anyway. Every other answer (another key, an expired entry,
+// a refusal) takes the uncached path, the same script whose nil answers "missing" and "not
+// yours" alike, then the key view for 401 vs 404. So a refused request costs the same whether
+// or not someone else has the installation cached, and a missing and an inaccessible
+// installation still take the same time (semantics.md).
+
+/** What the cache holds of one installation. */
+export interface Snapshot {
+  /** keyHash -> acl expiry, epoch ms, 0 = never: only the keys that read it through here. */
+  readonly grants: Map<string, number>;
+  readonly flowData: string;
+  readonly validUntilMs: number;
+  /** The devices hash, flat field/value pairs of stored bytes. */
+  readonly devices: readonly Buffer[];
+  /** Answers built from these bytes, kept as long as the snapshot is. */
+  readonly memo: Memo;
+}
+
+export interface InstallationRead {
+  /** The key's acl expiry (epoch ms, 0 = never). */
+  readonly keyExpiresAtMs: number;
+  readonly snapshot: Snapshot;
+}
+
+export interface NearCache {
+  /** The installation as the key may read it now: cached, or read (and cached when it can be). */
+  read(keyHash: string, id: number, nowMs: number): Promise<Access<InstallationRead>>;
+  /** A hit, as `read` would answer it, without a promise; undefined when `read` must go to Redis. */
+  peek(keyHash: string, id: number, nowMs: number): InstallationRead | undefined;
+  readonly size: number;
+  clear(): void;
+}
+
+interface Entry {
+  readonly snapshot: Snapshot;
+  readonly filledAt: number;
+}
+
+const UNAUTHORIZED = { kind: 'unauthorized' } as const;
+const ABSENT = { kind: 'absent' } as const;
+
+export function createNearCache(deps: {
+  redis: Redis;
+  keys: ReadModelKeys;
+  subscriber: ChangeSubscriber;
+  /** Entries held at most; 0 reads through without keeping anything. */
+  entries: number;
+  /** Re-read an entry this old even if no announcement came (a bound on any missed one). */
+  maxAgeMs: number;
+  /** Tells 401 from 404 after a refusal (the key view), as the uncached reader does. */
+  keyLive: ApiReader['keyLive'];
+}): NearCache {
+  const redis = withApiScripts(deps.redis);
+  const { keys, subscriber } = deps;
+  // Map order is insertion order: re-inserting on a hit makes the first key the least recent.
+  const lru = new Map<number, Entry>();
+
+  function drop(id: number): void {
+    if (lru.delete(id)) subscriber.release(id);
+  }
+  subscriber.on('change', drop);
+  subscriber.on('reset', () => {
+    for (const id of lru.keys()) subscriber.release(id);
+    lru.clear();
+  });
+
+  function granted(snapshot: Snapshot, keyHash: string, nowMs: number): number | null {
+    const exp = snapshot.grants.get(keyHash);
+    if (exp === undefined) return null;
+    return exp === 0 || exp > nowMs ? exp : null;
+  }
+
+  async function fill(keyHash: string, id: number, nowMs: number) {
+    const reply = await redis.apiReadSnapshotBuffer(
+      keys.acl(id),
+      keys.installation(id),
+      keys.flow(id),
+      keys.devices(id),
+      keyHash,
+      nowMs,
+    );
+    if (reply === null) return null;
+    const [exp, data, validUntil, ...devices] = reply as Buffer[];
+    const keyExpiresAtMs = Number(String(exp));
+    const snapshot: Snapshot = {
+      grants: new Map([[keyHash, keyExpiresAtMs]]),
+      flowData: String(data),
+      validUntilMs: Number(String(validUntil)),
+      devices,
+      memo: { flow: null, flowPart: null, devices: null },
+    };
+    return { keyExpiresAtMs, snapshot };
+  }
+
+  async function refused(keyHash: string, nowMs: number) {
+    return (await deps.keyLive(keyHash, nowMs)) ? ABSENT : UNAUTHORIZED;
+  }
+
+  // Installations being warmed: subscribe, then read again, then keep (unless an announcement
+  // or a reset came between). Off the request's path, and only after a read the key passed, so
+  // a refusal costs the same whatever is cached or subscribed here.
+  const warming = new Set<number>();
+  function warm(keyHash: string, id: number, nowMs: number): void {
+    if (warming.has(id) || !subscriber.ready) return;
+    warming.add(id);
+    void (async () => {
+      try {
+        if (!(await subscriber.hold(id))) return;
+        const stamp = subscriber.stamp(id);
+        const read = await fill(keyHash, id, nowMs);
+        if (read !== null && subscriber.unchanged(id, stamp)) keep(id, read.snapshot);
+      } finally {
+        subscriber.release(id);
+        warming.delete(id);
+      }
+    })().catch(() => undefined);
+  }
+
+  function keep(id: number, snapshot: Snapshot): void {
+    const old = lru.get(id);
+    if (old && performance.now() - old.filledAt < deps.maxAgeMs) {
+      // Both were read with no announcement since: the other keys' grants still hold.
+      for (const [hash, exp] of old.snapshot.grants) {
+        if (!snapshot.grants.has(hash)) snapshot.grants.set(hash, exp);
+      }
+    }
+    if (old) lru.delete(id);
+    else void subscriber.hold(id);
+    lru.set(id, { snapshot, filledAt: performance.now() });
+    if (lru.size > deps.entries) drop(lru.keys().next().value as number);
+  }
+
+  function hit(keyHash: string, id: number, nowMs: number): InstallationRead | undefined {
+    const entry = lru.get(id);
+    if (entry === undefined) return undefined;
+    const exp = granted(entry.snapshot, keyHash, nowMs);
+    if (exp === null || performance.now() - entry.filledAt >= deps.maxAgeMs) return undefined;
+    lru.delete(id);
+    lru.set(id, entry);
+    return { keyExpiresAtMs: exp, snapshot: entry.snapshot };
+  }
+
+  return {
+    get size() {
+      return lru.size;
+    },
+    clear() {
+      for (const id of lru.keys()) subscriber.release(id);
+      lru.clear();
+    },
+    peek: hit,
+    async read(keyHash, id, nowMs) {
+      const cached = hit(keyHash, id, nowMs);
+      if (cached !== undefined) return { kind: 'ok', value: cached };
+      // Sent while the channel is confirmed: any later write is announced, the read may be kept.
+      const covered = deps.entries > 0 && subscriber.confirmed(id);
+      const stamp = covered ? subscriber.stamp(id) : 0;
+      const read = await fill(keyHash, id, nowMs);
+      if (read === null) return refused(keyHash, nowMs);
+      if (covered && subscriber.unchanged(id, stamp)) keep(id, read.snapshot);
+      else if (deps.entries > 0) warm(keyHash, id, nowMs);
+      return { kind: 'ok', value: read };
+    },
+  };
+}
+
+/** The devices and flow reads of `base`, served through the cache; the rest unchanged. */
+export function cachedReader(base: ApiReader, cache: NearCache): ApiReader {
+  return {
+    keyLive: base.keyLive,
+    installations: base.installations,
+    async devices(keyHash, id, nowMs) {
+      const r = await cache.read(keyHash, id, nowMs);
+      if (r.kind !== 'ok') return r;
+      const { snapshot } = r.value;
+      return { kind: 'ok', value: { pairs: snapshot.devices, memo: snapshot.memo } };
+    },
+    async flows(keyHash, ids, nowMs) {
+      // Hits from memory without a promise each; misses as single reads, issued together.
+      const out: Array<Access<StoredFlow> | Promise<Access<StoredFlow>>> = new Array(ids.length);
+      let misses = false;
+      for (let i = 0; i < ids.length; i++) {
+        const cached = cache.peek(keyHash, ids[i] as number, nowMs);
+        if (cached !== undefined) {
+          out[i] = { kind: 'ok', value: storedFlowOf(cached.snapshot, nowMs) };
+        } else {
+          out[i] = this.flow(keyHash, ids[i] as number, nowMs);
+          misses = true;
+        }
+      }
+      return misses ? Promise.all(out) : (out as Access<StoredFlow>[]);
+    },
+    async flow(keyHash, id, nowMs) {
+      const r = await cache.read(keyHash, id, nowMs);
+      return r.kind === 'ok' ? { kind: 'ok', value: storedFlowOf(r.value.snapshot, nowMs) } : r;
+    },
+  };
+}
+
+/** The flow as the flow script answers it: with the devices only once validUntil has passed. */
+export function storedFlowOf(snapshot: Snapshot, nowMs: number): StoredFlow {
+  const { validUntilMs } = snapshot;
+  const expired = validUntilMs !== 0 && validUntilMs < nowMs;
+  return {
+    data: snapshot.flowData,
+    validUntilMs,
+    // Cold path (until the consumers' sweep rewrites the flow): decode as the script path does.
+    devices: expired ? snapshot.devices.map(String) : null,
+    memo: snapshot.memo,
+  };
+}

@@ -1,0 +1,62 @@
+import type { FastifyBaseLogger } from 'fastify';
+import type { Redis } from 'ioredis';
+import type { Config } from '../../src/config.js';
+import { createKeys } from '../../src/read-model/keys.js';
+import { createFlowStreams, type FlowStreams } from '../streams/flow-streams.js';
+import { type ApiReader, createApiReader } from './api-reader.js';
+import { createChangeSubscriber } from './change-subscriber.js';
+import { watchEpoch } from './epoch-watch.js';
+import { cachedReader, createNearCache, type NearCache } from './near-cache.js';
+
+// The API's read side in one place: the reader the routes use (through the near-cache unless
+// API_NEAR_CACHE_ENTRIES=0), and the open streams; both ride the one change subscriber, whose
+// connection opens on first use.
+
+export interface ReadSide {
+  readonly reader: ApiReader;
+  readonly cache: NearCache;
+  readonly streams: FlowStreams;
+  close(): Promise<void>;
+}
+
+export function createReadSide(deps: {
+  config: Config;
+  redis: Redis;
+  logger: FastifyBaseLogger;
+  clock: () => number;
+}): ReadSide {
+  const { api } = deps.config;
+  const keys = createKeys(deps.config.redis.keyPrefix);
+  const base = createApiReader(deps.redis, keys);
+  const subscriber = createChangeSubscriber({ redis: deps.redis, keys });
+  // Created before the streams: on an announcement the entry is dropped before they re-read.
+  const cache = createNearCache({
+    redis: deps.redis,
+    keys,
+    subscriber,
+    entries: api.nearCacheEntries,
+    maxAgeMs: api.nearCacheMaxAgeMs,
+    keyLive: base.keyLive,
+  });
+  const streams = createFlowStreams({
+    subscriber,
+    cache,
+    clock: deps.clock,
+    onlineWindowSeconds: deps.config.ingest.onlineWindowSeconds,
+    maxStreams: api.maxStreams,
+    heartbeatMs: api.streamHeartbeatMs,
+    logger: deps.logger,
+  });
+  // A rebuild deletes without announcing: cache entries and streams then re-read.
+  const epoch = watchEpoch({ redis: deps.redis, keys, onChange: () => subscriber.invalidate() });
+  return {
+    reader: api.nearCacheEntries === 0 ? base : cachedReader(base, cache),
+    cache,
+    streams,
+    async close() {
+      streams.close();
+      cache.clear();
+      await Promise.all([subscriber.close(), epoch.stop()]);
+    },
+  };
+}

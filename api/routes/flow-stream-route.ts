@@ -1,0 +1,70 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { authenticatedKeyHash } from '../auth/authenticate.js';
+import { sendError } from '../errors/error-catalog.js';
+import { parseInstallationId } from '../params/installation-id.js';
+import type { Access } from '../read-model/api-reader.js';
+import type { InstallationRead, NearCache } from '../read-model/near-cache.js';
+import type { FlowStreams } from '../streams/flow-streams.js';
+import { SSE_HEADERS } from '../streams/sse.js';
+import { authenticatedRoute, type Params, type RouteContext } from './route-context.js';
+
+// GET {base}/streams/installationCurrentEnergyFlow?installationId=… (beyond.md §5): auth, then
+// the parameter, then access, each answered as JSON exactly as the single endpoint answers it,
+// before any stream starts; only a key that may read the installation gets a stream, so a stream
+// never reveals what a 404 hides. The first event comes from a read made after the channel is
+// held, so no change written after it goes unannounced.
+
+export const FLOW_STREAM_URL = '/streams/installationCurrentEnergyFlow';
+
+export function registerFlowStreamRoute(
+  app: FastifyInstance,
+  ctx: RouteContext,
+  deps: { cache: NearCache; streams: FlowStreams },
+): void {
+  const refusal = (reply: FastifyReply, result: Access<InstallationRead>) =>
+    sendError(reply, result.kind === 'unauthorized' ? 'UNAUTHORIZED' : 'DOESNT_EXIST');
+
+  const handle = async (request: FastifyRequest, reply: FastifyReply) => {
+    const keyHash = authenticatedKeyHash(request);
+    const nowMs = ctx.clock();
+    const id = parseInstallationId(request.query as Params, undefined);
+    if (!id.ok) {
+      const live = await ctx.reader.keyLive(keyHash, nowMs);
+      return sendError(reply, live ? id.error : 'UNAUTHORIZED');
+    }
+    // Access is decided first, by the read every refusal takes (near-cache.ts): subscribing
+    // before it would make a refusal cost more for an installation nobody here follows.
+    const access = await deps.cache.read(keyHash, id.id, nowMs);
+    if (access.kind !== 'ok') return refusal(reply, access);
+    // HEAD: what GET would start with, without a stream.
+    if (request.method === 'HEAD') return reply.code(200).headers(SSE_HEADERS).send();
+    const reserved = deps.streams.reserve(id.id, keyHash);
+    if (reserved === null) return sendError(reply, 'TOO_MANY_STREAMS');
+    const ticket = await reserved;
+    // Read again now that the channel is held: nothing written after this read goes unheard.
+    let result: Access<InstallationRead>;
+    try {
+      result = await deps.cache.read(keyHash, id.id, ctx.clock());
+    } catch (error) {
+      ticket.cancel();
+      throw error;
+    }
+    if (result.kind !== 'ok') {
+      ticket.cancel();
+      return refusal(reply, result);
+    }
+    if (request.raw.destroyed || reply.raw.destroyed) {
+      ticket.cancel();
+      return reply;
+    }
+    const lastEventId = request.headers['last-event-id'];
+    reply.hijack();
+    ticket.start(reply.raw, result.value, typeof lastEventId === 'string' ? lastEventId : null);
+    return reply;
+  };
+  app.route({
+    method: 'GET',
+    url: FLOW_STREAM_URL,
+    ...authenticatedRoute(ctx, 'INTERNAL_ERROR', handle),
+  });
+}

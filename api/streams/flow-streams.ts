@@ -1,0 +1,195 @@
+import type { ServerResponse } from 'node:http';
+import type { FastifyBaseLogger } from 'fastify';
+import { errorBody } from '../errors/error-catalog.js';
+import { etagOf } from '../http/etag.js';
+import type { Access } from '../read-model/api-reader.js';
+import type { ChangeSubscriber } from '../read-model/change-subscriber.js';
+import { currentFlow } from '../read-model/flow-freshness.js';
+import { type InstallationRead, type NearCache, storedFlowOf } from '../read-model/near-cache.js';
+import { energyFlowBody } from '../routes/envelopes.js';
+import { flowEvent, KEEP_ALIVE, revokedEvent, SSE_HEADERS } from './sse.js';
+
+// The open energy-flow streams of this process (beyond.md §5). Streams of one installation share
+// its change-feed subscription; an announcement, a reconnection of the subscriber, the flow's
+// validUntil and the key's expiry each make every concerned stream re-read (through the
+// near-cache) and send the served body when its ETag changed, or `revoked` and close when the
+// key may no longer read it. Re-reads of one stream never overlap: one that arrives while
+// another runs is done once after it.
+
+export interface StreamTicket {
+  /** Sends the headers and the first event (unless `lastEventId` is its ETag), then follows. */
+  start(res: ServerResponse, first: InstallationRead, lastEventId: string | null): void;
+  /** The request ended before a stream started. */
+  cancel(): void;
+}
+
+export interface FlowStreams {
+  readonly open: number;
+  /**
+   * Reserves a stream and holds the installation's channel; null over the bound. Read the
+   * installation after the returned promise resolves: the subscription is then in place.
+   */
+  reserve(id: number, keyHash: string): Promise<StreamTicket> | null;
+  close(): void;
+}
+
+interface Stream {
+  readonly id: number;
+  readonly keyHash: string;
+  readonly res: ServerResponse;
+  lastTag: string | null;
+  timer: NodeJS.Timeout | null;
+  reading: boolean;
+  again: boolean;
+  closed: boolean;
+}
+
+// setTimeout's longest delay; a later deadline is re-armed when it fires.
+const MAX_DELAY_MS = 2 ** 31 - 1;
+// A client that stopped reading: past this much unsent data its stream is closed.
+const MAX_BUFFERED_BYTES = 1024 * 1024;
+
+export function createFlowStreams(deps: {
+  subscriber: ChangeSubscriber;
+  cache: NearCache;
+  clock: () => number;
+  onlineWindowSeconds: number;
+  maxStreams: number;
+  heartbeatMs: number;
+  logger: FastifyBaseLogger;
+}): FlowStreams {
+  const byInstallation = new Map<number, Set<Stream>>();
+  let reserved = 0;
+
+  deps.subscriber.on('change', (id) => {
+    for (const s of byInstallation.get(id) ?? []) refresh(s);
+  });
+  deps.subscriber.on('resubscribed', () => {
+    for (const group of byInstallation.values()) for (const s of group) refresh(s);
+  });
+  const heartbeat = setInterval(() => {
+    for (const group of byInstallation.values()) for (const s of group) write(s, KEEP_ALIVE);
+  }, deps.heartbeatMs);
+  heartbeat.unref();
+
+  function write(s: Stream, chunk: string): void {
+    if (s.closed) return;
+    if (s.res.writableLength > MAX_BUFFERED_BYTES) end(s);
+    else s.res.write(chunk);
+  }
+
+  function end(s: Stream): void {
+    if (s.closed) return;
+    s.closed = true;
+    if (s.timer) clearTimeout(s.timer);
+    const group = byInstallation.get(s.id);
+    group?.delete(s);
+    if (group?.size === 0) byInstallation.delete(s.id);
+    reserved--;
+    deps.subscriber.release(s.id);
+    if (!s.res.writableEnded) s.res.end();
+  }
+
+  /** Sends what the read says; schedules the next time-based re-read. */
+  function apply(s: Stream, result: Access<InstallationRead>): void {
+    if (s.closed) return;
+    if (result.kind !== 'ok') {
+      const code = result.kind === 'absent' ? 'DOESNT_EXIST' : 'UNAUTHORIZED';
+      write(s, revokedEvent(errorBody(code)));
+      end(s);
+      return;
+    }
+    const nowMs = deps.clock();
+    const { snapshot, keyExpiresAtMs } = result.value;
+    const flow = currentFlow(storedFlowOf(snapshot, nowMs), nowMs, deps.onlineWindowSeconds);
+    const body = energyFlowBody(s.id, flow.data);
+    const tag = etagOf(body);
+    if (tag !== s.lastTag) {
+      s.lastTag = tag;
+      write(s, flowEvent(tag, body));
+    }
+    // The flow changes by time alone after validUntil; the key stops at its expiry.
+    let next = Number.POSITIVE_INFINITY;
+    if (flow.validUntilMs > 0) next = flow.validUntilMs + 1;
+    if (keyExpiresAtMs > 0) next = Math.min(next, keyExpiresAtMs);
+    if (s.timer) clearTimeout(s.timer);
+    s.timer = null;
+    if (next !== Number.POSITIVE_INFINITY) {
+      const delay = Math.min(MAX_DELAY_MS, Math.max(0, next - nowMs));
+      s.timer = setTimeout(() => refresh(s), delay);
+    }
+  }
+
+  function refresh(s: Stream): void {
+    if (s.closed) return;
+    if (s.reading) {
+      s.again = true;
+      return;
+    }
+    s.reading = true;
+    deps.cache.read(s.keyHash, s.id, deps.clock()).then(
+      (result) => {
+        s.reading = false;
+        apply(s, result);
+        if (s.again && !s.closed) {
+          s.again = false;
+          refresh(s);
+        }
+      },
+      (error: unknown) => {
+        s.reading = false;
+        // Redis failed: the client reconnects (EventSource does) and gets a fresh answer.
+        deps.logger.warn({ err: { message: (error as Error).message } }, 'stream re-read failed');
+        end(s);
+      },
+    );
+  }
+
+  return {
+    get open() {
+      return reserved;
+    },
+    reserve(id, keyHash) {
+      if (reserved >= deps.maxStreams) return null;
+      reserved++;
+      let settled = false;
+      return deps.subscriber.hold(id).then(() => ({
+        start(res, first, lastEventId) {
+          if (settled) return;
+          settled = true;
+          const s: Stream = {
+            id,
+            keyHash,
+            res,
+            lastTag: lastEventId,
+            timer: null,
+            reading: false,
+            again: false,
+            closed: false,
+          };
+          res.on('close', () => end(s));
+          res.writeHead(200, SSE_HEADERS);
+          // A client resuming at the current ETag gets no event yet: it must see the answer.
+          res.flushHeaders();
+          let group = byInstallation.get(id);
+          if (!group) {
+            group = new Set();
+            byInstallation.set(id, group);
+          }
+          group.add(s);
+          apply(s, { kind: 'ok', value: first });
+        },
+        cancel() {
+          if (settled) return;
+          settled = true;
+          reserved--;
+          deps.subscriber.release(id);
+        },
+      }));
+    },
+    close() {
+      clearInterval(heartbeat);
+      for (const group of [...byInstallation.values()]) for (const s of [...group]) end(s);
+    },
+  };
+}

@@ -1,0 +1,143 @@
+import { writeFileSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Redis } from 'ioredis';
+import type { Installation } from '../../src/domain/installation.js';
+import { device } from '../../test/support-api/fixtures.js';
+import { createSeeder, type Seeder } from '../../test/support-api/seed.js';
+import { BENCH_ONLINE_WINDOW_SECONDS } from '../workload/direct-write.js';
+import { BASE_PATH } from './context.js';
+import { type Child, httpOk, startChild, waitUntil } from './processes.js';
+import { benchRedis, dropPrefix, REDIS_URL } from './stack.js';
+
+// The standalone cases (bench/cases/<case>.ts run on their own with npx tsx, outside
+// bench/run.ts): a Redis prefix of their own, seeded through the consumers' store, the API and
+// the bare Fastify baseline as `node --import tsx` children on fixed ports, and at the end the
+// children stopped and the prefix dropped. Load against them: side-by-side.ts.
+
+/** A server under load: where it answers and the pid whose CPU it costs. */
+export interface Target {
+  readonly origin: string;
+  readonly pid: number;
+}
+
+/** Bodies the baseline server answers: endpoint -> [installation id (or key), body]. */
+export type Bodies = Record<string, Array<[string, string]>>;
+
+export interface Standalone {
+  readonly prefix: string;
+  readonly redis: Redis;
+  readonly seed: Seeder;
+  /** `api/main.ts` on the case's prefix; resolves once /healthz answers. */
+  api(port: number, env?: Record<string, string>): Promise<Target>;
+  /** bench/servers/baseline-server.ts answering `bodies`; resolves once /healthz answers. */
+  baseline(port: number, bodies: Bodies): Promise<Target>;
+  /** Stops the children, drops the prefix, disconnects. */
+  close(): Promise<void>;
+}
+
+export function standalone(name: string): Standalone {
+  const prefix = `bench:${name}-${Date.now().toString(36)}:`;
+  const redis = benchRedis();
+  const children: Child[] = [];
+  const start = async (
+    child: string,
+    script: string,
+    port: number,
+    args: string[],
+    env: Record<string, string>,
+  ): Promise<Target> => {
+    const started = startChild({ name: child, script, args, env });
+    children.push(started);
+    const origin = `http://127.0.0.1:${port}`;
+    await waitUntil(
+      `${child} on ${origin}`,
+      () => httpOk(`${origin}/healthz`),
+      30_000,
+      started,
+      200,
+    );
+    return { origin, pid: started.pid };
+  };
+  return {
+    prefix,
+    redis,
+    seed: createSeeder(redis, prefix),
+    api: (port, env = {}) =>
+      start('api', 'api/main.ts', port, [], {
+        REDIS_URL,
+        REDIS_KEY_PREFIX: prefix,
+        API_PORT: String(port),
+        LOG_LEVEL: 'warn',
+        ONLINE_WINDOW_SECONDS: String(BENCH_ONLINE_WINDOW_SECONDS),
+        ...env,
+      }),
+    baseline(port, bodies) {
+      const file = join(tmpdir(), `${prefix.replace(/[:]/g, '-')}bodies.json`);
+      writeFileSync(file, JSON.stringify(bodies));
+      return start(
+        'baseline-server',
+        'bench/servers/baseline-server.ts',
+        port,
+        [file, String(port), BASE_PATH],
+        {},
+      );
+    },
+    async close() {
+      await Promise.all(children.map((c) => c.stop()));
+      await dropPrefix(redis, prefix);
+      redis.disconnect();
+    },
+  };
+}
+
+/** Device states of a seeded installation's inverter, battery and energy meter. */
+export type FlowStates = Readonly<
+  Record<'inverter' | 'battery' | 'energyMeter', Record<string, number>>
+>;
+
+/**
+ * Every installation with an inverter, a battery and a meter (ids `id * 10 + 1..3`) last seen
+ * 5, 7 and 9 s ago, then each key a live key of its own application (1, 2, …) granted all of
+ * them.
+ */
+export async function seedFlowModel(
+  seed: Seeder,
+  installations: readonly Installation[],
+  keys: readonly string[],
+  states: FlowStates,
+  nowMs = Date.now(),
+): Promise<void> {
+  const at = (s: number) => nowMs - s * 1000;
+  for (const inst of installations) {
+    await seed.installation(inst);
+    await seed.devices(
+      inst.id,
+      [
+        {
+          category: 'inverter',
+          record: device('inverter', inst.id * 10 + 1, inst.id, at(5), states.inverter),
+        },
+        {
+          category: 'battery',
+          record: device('battery', inst.id * 10 + 2, inst.id, at(7), states.battery),
+        },
+        {
+          category: 'energyMeter',
+          record: device('energyMeter', inst.id * 10 + 3, inst.id, at(9), states.energyMeter),
+        },
+      ],
+      nowMs,
+      BENCH_ONLINE_WINDOW_SECONDS,
+    );
+  }
+  for (const [a, key] of keys.entries()) {
+    await seed.liveKey(key, { app: a + 1, installations });
+  }
+}
+
+/** The 1, 5 and 15 minute load averages, for the line a case prints before and after. */
+export const loadAverage = () =>
+  loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ');

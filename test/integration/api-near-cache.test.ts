@@ -1,0 +1,260 @@
+import type { Socket } from 'node:net';
+import type { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hashApiKey } from '../../src/domain/access-rule.js';
+import { writeEpoch } from '../../src/read-model/epoch.js';
+import { createKeys, epochKey } from '../../src/read-model/keys.js';
+import { testRedis, waitFor } from '../support/stack.js';
+import { refusedWithin } from '../support-api/access-ends.js';
+import { testApi } from '../support-api/api-harness.js';
+import { device, installation, newApiKey } from '../support-api/fixtures.js';
+
+// The near-cache (api/read-model/near-cache.ts) against real Redis, written by the consumers'
+// own stores: a warm installation is served without Redis; every change the consumers write is
+// served next (the change feed drops the entry); revocation within 1 s; time is evaluated per
+// request; a lost subscriber connection drops everything; refusals cost the same whatever is
+// cached.
+describe('API near-cache', () => {
+  let nowMs = Date.now();
+  const api = testApi({ clock: () => nowMs });
+  const base = api.config.api.basePath;
+  const window = api.config.ingest.onlineWindowSeconds;
+  const owner = newApiKey();
+  const stranger = newApiKey();
+  let writes = 0;
+  let nextId = 500;
+  let monitor: Redis;
+  let seen: string[][] = [];
+  let markers = 0;
+
+  const get = (path: string, key = owner) =>
+    api.app.inject({ url: `${base}${path}`, headers: { 'api-key': key } });
+  const flowPath = (id: number) => `/getInstallationCurrentEnergyFlow?installationId=${id}`;
+  const devicesPath = (id: number) => `/getInstallationDevices?installationId=${id}`;
+  const battery = (id: number, soe: number, lastSeenMs = nowMs) =>
+    api.seed.devices(
+      id,
+      [
+        {
+          category: 'battery',
+          record: device('battery', id, id, lastSeenMs, { soe, powerDc: 10 }),
+        },
+      ],
+      nowMs,
+      window,
+    );
+  const readable = async (key = newApiKey()) => {
+    const id = nextId++;
+    await api.seed.installation(installation(id));
+    await api.seed.liveKey(key, { app: id, installations: [installation(id)] });
+    await battery(id, 40);
+    return { id, key };
+  };
+  /** Requests until one is served from memory (the cache fills after a read the key passed). */
+  const warm = (path: string, key: string) =>
+    waitFor('a warm entry', async () => {
+      writes = 0;
+      const res = await get(path, key);
+      expect(res.statusCode).toBe(200);
+      return writes === 0 ? res : undefined;
+    });
+  const soeOf = async (id: number, key: string) =>
+    (await get(flowPath(id), key)).json().data?.batterySoe;
+
+  beforeAll(async () => {
+    await api.ready();
+    const stream = (api.redis as unknown as { stream: Socket }).stream;
+    const write = stream.write.bind(stream) as (...args: unknown[]) => boolean;
+    (stream as unknown as { write: (...args: unknown[]) => boolean }).write = (...args) => {
+      writes += 1;
+      return write(...args);
+    };
+    await api.seed.liveKey(stranger, { app: 1, installations: [] });
+    monitor = await testRedis().monitor();
+    monitor.on('monitor', (_time: string, args: string[]) => {
+      if (args.some((a) => a.startsWith(api.prefix))) seen.push(args);
+    });
+  });
+  afterAll(async () => {
+    monitor.disconnect();
+    await api.close();
+  });
+
+  it('serves a warm installation without a Redis command, the same bytes as a cold read', async () => {
+    const { id, key } = await readable();
+    writes = 0;
+    const cold = [await get(devicesPath(id), key), await get(flowPath(id), key)];
+    expect(writes).toBeGreaterThan(0);
+    const hot = [await warm(devicesPath(id), key), await warm(flowPath(id), key)];
+    expect(hot.map((r) => r.body)).toEqual(cold.map((r) => r.body));
+    expect(hot.map((r) => r.headers.etag)).toEqual(cold.map((r) => r.headers.etag));
+  });
+
+  it('serves what the consumers wrote on the next request after the write', async () => {
+    const { id, key } = await readable();
+    await warm(flowPath(id), key);
+    await battery(id, 77);
+    // The announcement travels on another connection than the write's acknowledgement.
+    await waitFor(
+      'the new flow',
+      async () => ((await soeOf(id, key)) === 77 ? true : undefined),
+      1_000,
+    );
+    await warm(devicesPath(id), key);
+    await api.seed.installation(installation(id));
+    await battery(id, 78);
+    await waitFor(
+      'the new devices',
+      async () =>
+        (await get(devicesPath(id), key)).json().batteries[0].soe === 78 ? true : undefined,
+      1_000,
+    );
+  });
+
+  it('answers a revoked key 401 within 1 s with the cache warm', async () => {
+    const { id, key } = await readable();
+    await warm(flowPath(id), key);
+    await api.seed.revokeKey(key);
+    await refusedWithin(
+      'revoked',
+      Date.now(),
+      async () => (await get(flowPath(id), key)).statusCode,
+      401,
+    );
+    expect((await get(devicesPath(id), key)).statusCode).toBe(401);
+  });
+
+  it('answers 404 within 1 s when the grant goes, and for a deleted installation', async () => {
+    const { id, key } = await readable();
+    await warm(flowPath(id), key);
+    await api.seed.removeGrant(key, id);
+    await refusedWithin(
+      'grant removed',
+      Date.now(),
+      async () => (await get(flowPath(id), key)).statusCode,
+      404,
+    );
+    const other = await readable();
+    await warm(devicesPath(other.id), other.key);
+    await api.seed.deleteInstallation(other.id);
+    await waitFor(
+      '404',
+      async () =>
+        (await get(devicesPath(other.id), other.key)).statusCode === 404 ? true : undefined,
+      1_000,
+    );
+  });
+
+  it('drops what it holds when the read model is rebuilt underneath (a new epoch marker)', async () => {
+    const { id, key } = await readable();
+    await warm(flowPath(id), key);
+    // What consumers/rebuild.ts does: delete without announcing, then write a new marker.
+    const keys = createKeys(api.prefix);
+    const redis = testRedis();
+    try {
+      await redis.unlink(
+        keys.acl(id),
+        keys.installation(id),
+        keys.flow(id),
+        keys.devices(id),
+        keys.keyView(hashApiKey(key)),
+      );
+      // Unannounced, the deletion alone is not seen: the entry is still served.
+      expect((await get(flowPath(id), key)).statusCode).toBe(200);
+      await writeEpoch(redis, keys, Date.now(), { replace: true });
+      await refusedWithin(
+        'after a rebuild',
+        Date.now(),
+        async () => (await get(flowPath(id), key)).statusCode,
+        401,
+      );
+    } finally {
+      redis.disconnect();
+    }
+  });
+
+  it('evaluates time per request: a warm flow loses a device that went offline', async () => {
+    const { id, key } = await readable();
+    const before = await warm(flowPath(id), key);
+    expect(before.json().data.batterySoe).toBe(40);
+    nowMs += (window + 1) * 1000;
+    writes = 0;
+    const after = await get(flowPath(id), key);
+    expect(after.json().data).toBeNull();
+    // Computed from the cached devices: still no Redis command.
+    expect(writes).toBe(0);
+    nowMs = Date.now();
+  });
+
+  it('answers a key past its expiry 401 with the cache warm', async () => {
+    const id = nextId++;
+    const key = newApiKey();
+    await api.seed.installation(installation(id));
+    await api.seed.liveKey(key, {
+      app: id,
+      installations: [installation(id)],
+      expiresAtMs: nowMs + 60_000,
+    });
+    await warm(flowPath(id), key);
+    nowMs += 61_000;
+    expect((await get(flowPath(id), key)).statusCode).toBe(401);
+    nowMs = Date.now();
+  });
+
+  it('drops every entry when the subscriber connection is lost', async () => {
+    const { id, key } = await readable();
+    await warm(flowPath(id), key);
+    const redis = testRedis();
+    try {
+      const name = `changes:${api.seed.keys.internal('api')}`;
+      const list = String(await redis.call('CLIENT', 'LIST', 'TYPE', 'pubsub'));
+      const client = list.split('\n').find((line) => line.includes(` name=${name} `)) as string;
+      await redis.call('CLIENT', 'KILL', 'ID', /id=(\d+)/.exec(client)?.[1] as string);
+      // A write nobody announces: only dropping the cache on the lost connection makes it seen.
+      const flow = await redis.hget(api.seed.keys.flow(id), 'data');
+      await redis.hset(
+        api.seed.keys.flow(id),
+        'data',
+        (flow as string).replace('"batterySoe":40', '"batterySoe":41'),
+      );
+    } finally {
+      redis.disconnect();
+    }
+    await waitFor(
+      'the unannounced write',
+      async () => ((await soeOf(id, key)) === 41 ? true : undefined),
+      5_000,
+    );
+  });
+
+  /** The commands Redis ran for one request by `key`, installation ids masked. */
+  const workOf = async (url: string, key: string) => {
+    seen = [];
+    const res = await get(url, key);
+    const marker = `${api.prefix}marker:${++markers}`;
+    await api.redis.exists(marker);
+    await waitFor('the marker in MONITOR', async () =>
+      seen.some((args) => args.includes(marker)) ? true : undefined,
+    );
+    // The API's epoch check (api/read-model/epoch-watch.ts) runs on its own clock, not per request.
+    const epoch = epochKey(createKeys(api.prefix));
+    const commands = seen
+      .filter((args) => !args.includes(marker) && !args.includes(epoch))
+      .map((args) => args.map((a) => a.replace(/\{i-?\d+\}/g, '{i#}')));
+    return { status: res.statusCode, body: res.body, commands };
+  };
+
+  it('runs the same commands for a cached inaccessible and a missing installation', async () => {
+    const { id, key } = await readable();
+    for (const path of [devicesPath, flowPath]) {
+      await warm(path(id), key);
+      await workOf(path(999_999), stranger);
+      const inaccessible = await workOf(path(id), stranger);
+      const missing = await workOf(path(999_999), stranger);
+      expect(inaccessible.status).toBe(404);
+      expect(missing.body).toBe(inaccessible.body);
+      expect(inaccessible.commands.length).toBeGreaterThan(0);
+      expect(missing.commands).toEqual(inaccessible.commands);
+    }
+  });
+});
