@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Makes sure a program the project needs is there: when it is missing and we are root on Debian,
+# installs its Debian package; otherwise stops at once with the one command to run.
+# One mechanism for every such program (redis-server, chromium, podman, ...).
+# Usage: infra/ensure-package.sh <command-or-absolute-path> <debian-package>...
+set -euo pipefail
+
+[ $# -ge 2 ] || { echo "usage: infra/ensure-package.sh <command-or-path> <debian-package>..." >&2; exit 2; }
+what="$1"; shift
+
+present() {
+  if [[ "$what" == /* ]]; then [ -x "$what" ]; else command -v "$what" >/dev/null; fi
+}
+
+present && exit 0
+if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+  echo "ensure-package: installing $* from Debian's packages (for $what)"
+  # The package lists may be stale or absent on a fresh machine: update them first.
+  if ! (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@") >/dev/null; then
+    echo "ensure-package: apt-get could not install $*" >&2; exit 1
+  fi
+  present || { echo "ensure-package: $* installed but $what is still missing" >&2; exit 1; }
+else
+  echo "ensure-package: $what not found: install it with: sudo apt-get install -y $*" >&2
+  exit 1
+fi
