@@ -1,18 +1,26 @@
 import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { Kafka, logLevel } from 'kafkajs';
 import type { TestProject } from 'vitest/node';
+import { type ContainerEngine, prepareContainerEngine } from './container-engine.js';
+import { startContainerStack } from './container-stack.js';
 
-// Integration and e2e tests need a real Kafka and a real Redis. Order of preference:
+// Integration, e2e and browser tests need a real Kafka and a real Redis. Order of preference:
 // 1. KAFKA_BROKERS and REDIS_URL set: use them as they are;
-// 2. otherwise start the project's own native stack (infra/stack.sh), which stays up for reruns.
+// 2. TEST_STACK=containers: start both with testcontainers (container-stack.ts), stopped at the end;
+// 3. otherwise start the project's own native stack (infra/stack.sh), which stays up for reruns.
 // Anything missing fails the run with how to fix it; nothing is skipped.
 
 declare module 'vitest' {
   export interface ProvidedContext {
     kafkaBrokers: string[];
     redisUrl: string;
+    /** Set when TEST_STACK=containers: the engine's settings, for tests that run images. */
+    containerEngine: ContainerEngine | null;
+    /** Kafka's log directory on this host; null for a Kafka given by KAFKA_BROKERS. */
+    kafkaDataDir: string | null;
   }
 }
 
@@ -20,21 +28,73 @@ const HOW_TO_FIX =
   'Start the project stack with `npm run stack:start` (needs Java 17, Maven and redis-server), ' +
   'or point the tests at running services with KAFKA_BROKERS=host:port and REDIS_URL=redis://host:port.';
 
-export default async function setup(project: TestProject): Promise<void> {
-  let brokers = process.env.KAFKA_BROKERS?.split(',').map((b) => b.trim());
-  let redisUrl = process.env.REDIS_URL;
-  if (!brokers || !redisUrl) {
-    const script = fileURLToPath(new URL('../../infra/stack.sh', import.meta.url));
-    const started = spawnSync('bash', [script, 'start'], { stdio: 'inherit' });
-    if (started.status !== 0) throw new Error(`could not start Kafka and Redis. ${HOW_TO_FIX}`);
-    // Same defaults and overrides as infra/stack.sh.
-    brokers = [`127.0.0.1:${process.env.KAFKA_PORT ?? '19092'}`];
-    redisUrl = `redis://127.0.0.1:${process.env.REDIS_PORT ?? '16379'}`;
+interface Stack {
+  brokers: string[];
+  redisUrl: string;
+  engine: ContainerEngine | null;
+  kafkaDataDir: string | null;
+  stop(): Promise<void>;
+}
+
+// Several projects (system, browser) name this setup; they share one stack in this process, and
+// the last teardown stops it.
+const shared = globalThis as { readModelTestStack?: { refs: number; stack: Promise<Stack> } };
+
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  shared.readModelTestStack ??= { refs: 0, stack: startStack() };
+  const entry = shared.readModelTestStack;
+  entry.refs += 1;
+  const teardown = async () => {
+    entry.refs -= 1;
+    if (entry.refs > 0) return;
+    shared.readModelTestStack = undefined;
+    await (await entry.stack.catch(() => null))?.stop();
+  };
+  try {
+    const stack = await entry.stack;
+    project.provide('kafkaBrokers', stack.brokers);
+    project.provide('redisUrl', stack.redisUrl);
+    project.provide('containerEngine', stack.engine);
+    project.provide('kafkaDataDir', stack.kafkaDataDir);
+  } catch (error) {
+    await teardown();
+    throw error;
   }
-  await checkRedis(redisUrl);
-  await checkKafka(brokers);
-  project.provide('kafkaBrokers', brokers);
-  project.provide('redisUrl', redisUrl);
+  return teardown;
+}
+
+async function startStack(): Promise<Stack> {
+  const brokers = process.env.KAFKA_BROKERS?.split(',').map((b) => b.trim());
+  const redisUrl = process.env.REDIS_URL;
+  if (brokers && redisUrl) {
+    return checked({ brokers, redisUrl, engine: null, kafkaDataDir: null, stop: async () => {} });
+  }
+  if (process.env.TEST_STACK === 'containers') {
+    const engine = prepareContainerEngine();
+    const containers = await startContainerStack(engine);
+    return checked({ ...containers, engine }).catch(async (error) => {
+      await containers.stop();
+      throw error;
+    });
+  }
+  const root = fileURLToPath(new URL('../../', import.meta.url));
+  const script = join(root, 'infra/stack.sh');
+  const started = spawnSync('bash', [script, 'start'], { stdio: 'inherit' });
+  if (started.status !== 0) throw new Error(`could not start Kafka and Redis. ${HOW_TO_FIX}`);
+  // Same defaults and overrides as infra/stack.sh.
+  return checked({
+    brokers: [`127.0.0.1:${process.env.KAFKA_PORT ?? '19092'}`],
+    redisUrl: `redis://127.0.0.1:${process.env.REDIS_PORT ?? '16379'}`,
+    engine: null,
+    kafkaDataDir: join(process.env.STACK_DIR ?? join(root, '.local'), 'kafka', 'data'),
+    stop: async () => {},
+  });
+}
+
+async function checked(stack: Stack): Promise<Stack> {
+  await checkRedis(stack.redisUrl);
+  await checkKafka(stack.brokers);
+  return stack;
 }
 
 async function checkRedis(url: string): Promise<void> {
