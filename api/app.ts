@@ -4,14 +4,19 @@ import type { Redis } from 'ioredis';
 import type { Config } from '../src/config.js';
 import { createKeys } from '../src/read-model/keys.js';
 import { decorateKeyHash } from './auth/authenticate.js';
-import { clientErrorHandler, registerHttpErrors } from './http-errors.js';
+import { createClientErrorHandler, createEdgeServer } from './edge/http-server.js';
+import type { TransportErrorCode } from './errors/error-catalog.js';
+import { createFrameworkErrorHandler, registerHttpErrors } from './http-errors.js';
 import { registerOpenApiRoute } from './openapi/openapi-route.js';
 import { createApiMetrics } from './ops/api-metrics.js';
 import { registerOpsRoutes } from './ops/ops-routes.js';
 import { registerPlayground } from './playground/playground.js';
-import { createApiReader } from './read-model/api-reader.js';
+import { createQuotas } from './quotas/quota.js';
+import { createReadSide } from './read-model/read-side.js';
+import { registerBulkFlowRoute } from './routes/bulk-flow-route.js';
 import { registerDevicesRoute } from './routes/devices-route.js';
 import { registerEnergyFlowRoute } from './routes/energy-flow-route.js';
+import { registerFlowStreamRoute } from './routes/flow-stream-route.js';
 import { registerInstallationsRoute } from './routes/installations-route.js';
 import type { RouteContext } from './routes/route-context.js';
 
@@ -25,15 +30,23 @@ export interface ApiDeps {
 /** The API as a Fastify instance, not listening: main.ts or a test decides where it runs. */
 export function buildApi(deps: ApiDeps): FastifyInstance {
   const { config, redis } = deps;
+  const metrics = createApiMetrics();
+  // Answers the Node server writes below Fastify: logged without URL or headers, and counted.
+  const refused = (code: TransportErrorCode, reason: string) => {
+    deps.logger.info({ error: code, reason }, 'refused before routing');
+    metrics.refused(code);
+  };
   const app = Fastify({
     loggerInstance: deps.logger,
     bodyLimit: config.api.bodyLimitBytes,
-    requestTimeout: config.api.requestTimeoutMs,
-    clientErrorHandler,
-    // HEAD is not part of the API; it answers 405 like any other method.
-    exposeHeadRoutes: false,
+    // The timeouts, connection and header limits live on the Node server it makes.
+    serverFactory: (handler) => createEdgeServer(handler, config.api, refused, metrics.dropped),
+    clientErrorHandler: createClientErrorHandler(refused),
+    // Bad percent-encoding and overlong path parameters: the envelope, not Fastify's echo.
+    frameworkErrors: createFrameworkErrorHandler(refused),
+    // HEAD answers wherever GET does, with its headers and no body (RFC 9110 §9.3.2).
+    exposeHeadRoutes: true,
   });
-  const metrics = createApiMetrics();
   // Callback style: no promise per request for a hook that never awaits.
   app.addHook('onResponse', (request, reply, done) => {
     const route = request.routeOptions.url ?? 'unmatched';
@@ -43,10 +56,27 @@ export function buildApi(deps: ApiDeps): FastifyInstance {
 
   registerHttpErrors(app);
   decorateKeyHash(app);
+  const clock = deps.clock ?? Date.now;
+  // Reader (near-cache), streams and their change-feed subscriber; closed with the app.
+  const side = createReadSide({ config, redis, logger: deps.logger, clock });
+  // Open streams end before the server closes: close() would otherwise wait for them forever.
+  app.addHook('preClose', (done) => {
+    side.streams.close();
+    done();
+  });
+  app.addHook('onClose', () => side.close());
   const ctx: RouteContext = {
-    reader: createApiReader(redis, createKeys(config.redis.keyPrefix)),
-    clock: deps.clock ?? Date.now,
+    reader: side.reader,
+    clock,
     onlineWindowSeconds: config.ingest.onlineWindowSeconds,
+    quotas:
+      config.api.quotaRequestsPerMinute === 0
+        ? null
+        : createQuotas({
+            redis,
+            keys: createKeys(config.redis.keyPrefix),
+            requestsPerMinute: config.api.quotaRequestsPerMinute,
+          }),
   };
   app.register(
     async (api) => {
@@ -56,11 +86,13 @@ export function buildApi(deps: ApiDeps): FastifyInstance {
       registerInstallationsRoute(api, ctx);
       registerDevicesRoute(api, ctx);
       registerEnergyFlowRoute(api, ctx);
+      registerFlowStreamRoute(api, ctx, side);
+      registerBulkFlowRoute(api, ctx);
       registerOpenApiRoute(api, config.api.basePath);
     },
     { prefix: config.api.basePath },
   );
-  registerOpsRoutes(app, { redis, metrics });
+  registerOpsRoutes(app, { redis, metrics, keys: createKeys(config.redis.keyPrefix) });
   registerPlayground(app, config);
   return app;
 }

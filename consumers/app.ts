@@ -2,10 +2,9 @@ import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { Config } from '../src/config.js';
+import { serializeDeviceReleased } from '../src/projection/device-released.js';
 import { createAccessFactStore } from '../src/read-model/access-fact-store.js';
 import { createAccessViewStore } from '../src/read-model/access-store.js';
-import { createDeviceStore } from '../src/read-model/device-store.js';
-import { createFlowStore } from '../src/read-model/flow-store.js';
 import { createInstallationStore } from '../src/read-model/installation-store.js';
 import { createKeys } from '../src/read-model/keys.js';
 import { createAccessProjector } from './access-projector.js';
@@ -14,9 +13,13 @@ import { startFlowAgeing } from './flow-ageing.js';
 import { createInstallationsProjector } from './installations-projector.js';
 import type { KafkaClient } from './kafka/client.js';
 import { topicSpecs } from './kafka/topics.js';
+import { startLagMonitor } from './lag-monitor.js';
+import { type ConsumerFailure, reportFailure } from './liveness.js';
 import { createConsumerMetrics } from './metrics.js';
+import { startModelGuard } from './model-guard.js';
 import { createTopicRunner, type TopicRunner } from './runner.js';
 import { createTelemetryProjector } from './telemetry-projector.js';
+import { createOwnedState } from './telemetry-state.js';
 
 export interface ConsumerDeps {
   readonly config: Config;
@@ -25,14 +28,21 @@ export interface ConsumerDeps {
   readonly redis: Redis;
   /** Epoch ms; injectable so tests control time. */
   readonly clock?: () => number;
+  /**
+   * A topic consumer stopped for good, after it was logged; main.ts exits the process after
+   * the grace period. Readiness is false from that moment either way.
+   */
+  readonly onFatal?: (failure: ConsumerFailure) => void;
 }
 
 export interface ConsumerApp {
   /** Finishes the batch in hand, commits it, then leaves the groups and closes own connections. */
   stop(): Promise<void>;
   readonly metrics: Registry;
-  /** Redis answers and every topic consumer is running. */
+  /** Redis answers and every topic consumer is a member of its group and consuming. */
   isReady(): Promise<boolean>;
+  /** Reads consumer lag from the broker now instead of at the next interval. */
+  refreshLag(): Promise<void>;
 }
 
 export async function startConsumers(deps: ConsumerDeps): Promise<ConsumerApp> {
@@ -44,17 +54,25 @@ export async function startConsumers(deps: ConsumerDeps): Promise<ConsumerApp> {
   const { onlineWindowSeconds, futureSkewSeconds } = config.ingest;
   const retry = { initialDelayMs: 100, maxDelayMs: config.consumer.maxRetryDelayMs };
 
+  // Kept open: lag and failure reports read offsets from the broker.
   const admin = await kafka.createAdmin();
-  try {
-    await admin.ensureTopics(topicSpecs(config.topics));
-  } finally {
-    await admin.disconnect();
-  }
+  await admin.ensureTopics(topicSpecs(config.topics));
+  let fatal: ConsumerFailure | null = null;
+  const onFailure = (failure: ConsumerFailure) => {
+    fatal ??= failure;
+    void reportFailure({
+      failure,
+      admin,
+      logger,
+      exitGraceMs: config.consumer.fatalExitGraceMs,
+    }).finally(() => deps.onFatal?.(failure));
+  };
+  let refreshLag = async () => {};
   const producer = kafka.createProducer();
   await producer.connect();
   const deadLetter = createDeadLetterWriter({ producer, topic: config.topics.deadletter });
 
-  // WATCH-based writers each need a connection of their own.
+  // Each writer keeps a connection of its own, so one slow pipeline does not queue the others.
   const connections: Redis[] = [];
   const dedicated = () => {
     const conn = deps.redis.duplicate();
@@ -69,9 +87,11 @@ export async function startConsumers(deps: ConsumerDeps): Promise<ConsumerApp> {
     role: string,
     projector: Parameters<typeof createTopicRunner>[0]['projector'],
     concurrentPartitions = 1,
+    onAssigned: () => void = () => {},
   ) =>
     createTopicRunner({
       kafka,
+      admin,
       topic,
       groupId: `${config.consumer.groupId}.${role}`,
       projector,
@@ -80,8 +100,43 @@ export async function startConsumers(deps: ConsumerDeps): Promise<ConsumerApp> {
       logger,
       retry,
       concurrentPartitions,
+      sessionTimeoutMs: config.consumer.sessionTimeoutMs,
+      rejoinTimeoutMs: config.consumer.rejoinTimeoutMs,
+      onFailure,
+      onAssigned: () => {
+        onAssigned();
+        void refreshLag();
+      },
+      beforeDeadLetter: () => guard.assertIntact(),
     });
 
+  const telemetry = createTelemetryProjector({
+    topic: config.topics.telemetry,
+    conn: dedicated(),
+    keys,
+    owned: createOwnedState({
+      installationsPerPartition: config.consumer.stateInstallationsPerPartition,
+      registry: metrics.registry,
+    }),
+    clock,
+    futureSkewSeconds,
+    onlineWindowSeconds,
+    sendReleases: (events) =>
+      producer.send(
+        config.topics.telemetry,
+        events.map((e) => ({ key: String(e.installationId), value: serializeDeviceReleased(e) })),
+      ),
+    metrics,
+    logger,
+  });
+  const telemetryRunner: TopicRunner = runner(
+    config.topics.telemetry,
+    'telemetry',
+    telemetry,
+    config.consumer.telemetryConcurrency,
+    // The partitions this process owns now: the state of any other is forgotten.
+    () => telemetry.assigned(telemetryRunner.assignment()),
+  );
   const installationsConn = dedicated();
   const accessConn = dedicated();
   const runners: TopicRunner[] = [
@@ -107,37 +162,53 @@ export async function startConsumers(deps: ConsumerDeps): Promise<ConsumerApp> {
         logger,
       }),
     ),
-    runner(
-      config.topics.telemetry,
-      'telemetry',
-      createTelemetryProjector({
-        topic: config.topics.telemetry,
-        stores: Array.from({ length: config.consumer.telemetryConcurrency }, () =>
-          createDeviceStore({ conn: dedicated(), keys, onlineWindowSeconds }),
-        ),
-        clock,
-        futureSkewSeconds,
-        metrics,
-        logger,
-      }),
-      config.consumer.telemetryConcurrency,
-    ),
+    telemetryRunner,
   ];
-  await Promise.all(runners.map((r) => r.start()));
+  const lag = startLagMonitor({
+    admin,
+    groups: runners,
+    metrics,
+    intervalMs: config.consumer.lagIntervalMs,
+    logger,
+  });
+  refreshLag = lag.refresh;
+  const guard = await startModelGuard({
+    redis: deps.redis,
+    keys,
+    admin,
+    groups: runners,
+    intervalMs: config.consumer.lagIntervalMs,
+    clock,
+    logger,
+    onLost: () => {
+      metrics.modelLost.set(1);
+      const failure: ConsumerFailure = {
+        topic: runners.map((r) => r.topic).join(','),
+        groupId: config.consumer.groupId,
+        reason: 'read_model_lost',
+        error: new Error('epoch marker missing'),
+        partitions: [],
+      };
+      fatal ??= failure;
+      // Stop consuming at once; the process exits after the grace period (main.ts).
+      void Promise.all(runners.map((r) => r.stop())).finally(() => deps.onFatal?.(failure));
+    },
+  });
+  metrics.modelLost.set(guard.lost() ? 1 : 0);
+  if (!guard.lost()) await Promise.all(runners.map((r) => r.start()));
 
   const ageing = startFlowAgeing({
-    store: createFlowStore({ conn: dedicated(), keys, onlineWindowSeconds }),
-    clock,
+    age: () => telemetry.ageFlows(),
     intervalMs: config.consumer.flowSweepMs,
-    metrics,
     logger,
   });
   logger.info({ topics: config.topics }, 'consumers started');
 
   return {
     metrics: metrics.registry,
+    refreshLag: () => lag.refresh(),
     async isReady() {
-      if (!runners.every((r) => r.isRunning())) return false;
+      if (fatal || guard.lost() || !runners.every((r) => r.isRunning())) return false;
       try {
         return (await deps.redis.ping()) === 'PONG';
       } catch {
@@ -146,8 +217,11 @@ export async function startConsumers(deps: ConsumerDeps): Promise<ConsumerApp> {
     },
     async stop() {
       await ageing.stop();
+      lag.stop();
+      guard.stop();
       await Promise.all(runners.map((r) => r.stop()));
       await producer.disconnect();
+      await admin.disconnect();
       for (const conn of connections) conn.disconnect();
       logger.info('consumers stopped');
     },

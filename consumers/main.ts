@@ -17,9 +17,23 @@ const kafka = createKafkajsClient({
   logger,
 });
 
-const app = await startConsumers({ config, logger, kafka, redis });
+// A consumer stopped for good: readiness is already false; give scrapes and the log a moment,
+// leave the groups (so an operator can move their offsets at once), then exit non-zero so the
+// supervisor restarts the process (docs/operations.md).
+let leave = async () => {};
+const onFatal = () => {
+  setTimeout(() => {
+    logger.fatal('exiting: a topic consumer stopped for good');
+    const exit = () => process.exit(1);
+    setTimeout(exit, 10_000).unref();
+    leave().then(exit, exit);
+  }, config.consumer.fatalExitGraceMs);
+};
+const app = await startConsumers({ config, logger, kafka, redis, onFatal });
+leave = () => app.stop();
 const health = await startHealthServer({
   port: config.consumer.healthPort,
+  host: config.consumer.healthHost,
   registry: app.metrics,
   isReady: () => app.isReady(),
   logger,

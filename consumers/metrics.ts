@@ -18,12 +18,32 @@ export interface ConsumerMetrics {
   readonly corruptInstallations: Counter<'topic'>;
   readonly batchDuration: Histogram<'topic'>;
   readonly lag: Gauge<'topic' | 'partition'>;
+  readonly consumerFailures: Counter<'topic' | 'reason'>;
+  readonly modelLost: Gauge;
+  /** Kafka timestamp (ms) of the newest event projected, per `<topic>|<partition>`. */
+  readonly newestProjected: Map<string, number>;
 }
 
 export function createConsumerMetrics(): ConsumerMetrics {
   const registry = new Registry();
   const registers = [registry];
+  const newestProjected = new Map<string, number>();
+  new Gauge({
+    name: 'ingest_newest_event_age_seconds',
+    help: 'Age (now - Kafka timestamp) of the newest event whose batch Redis acknowledged, per partition this process projected',
+    labelNames: ['topic', 'partition'],
+    registers,
+    // Computed at scrape time, so a stalled partition's age keeps growing.
+    collect() {
+      const now = Date.now();
+      for (const [at, ms] of newestProjected) {
+        const [topic, partition] = at.split('|') as [string, string];
+        this.set({ topic, partition }, Math.max(0, (now - ms) / 1000));
+      }
+    },
+  });
   return {
+    newestProjected,
     registry,
     applied: new Counter({
       name: 'ingest_events_applied_total',
@@ -98,8 +118,19 @@ export function createConsumerMetrics(): ConsumerMetrics {
     }),
     lag: new Gauge({
       name: 'ingest_consumer_lag',
-      help: 'Messages behind the partition high watermark after the last batch',
+      help: 'Offsets between the group committed offset and the last stable offset, per assigned partition',
       labelNames: ['topic', 'partition'],
+      registers,
+    }),
+    consumerFailures: new Counter({
+      name: 'ingest_consumer_failures_total',
+      help: 'Topic consumers stopped by an error: undecodable_batch, crash, group_lost (all end the process), crash_restarted (the client rejoins)',
+      labelNames: ['topic', 'reason'],
+      registers,
+    }),
+    modelLost: new Gauge({
+      name: 'ingest_read_model_lost',
+      help: '1 once the read model was found without its epoch marker (Redis lost its data): consuming stopped, run the rebuild',
       registers,
     }),
   };

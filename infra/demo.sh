@@ -13,6 +13,9 @@ KEY_FILE="$DEMO_DIR/api-key"
 SIM_INSTALLATIONS="${DEMO_INSTALLATIONS:-50}"
 SIM_RATE="${DEMO_RATE:-200}"
 TSX="$ROOT/node_modules/.bin/tsx"
+# Long-running processes run as node itself with tsx as a loader: the tsx CLI turns a SIGTERM
+# not acknowledged within ~60 ms into a SIGKILL, losing the batch in hand (docs/reliability.md).
+NODE_TSX=(node --import tsx)
 
 die() { echo "demo: $*" >&2; exit 1; }
 log() { echo "demo: $*"; }
@@ -25,7 +28,7 @@ http_ok() { # url [header]: true on a 2xx answer
   else curl -fsS -m 2 -o /dev/null "$1" 2>/dev/null; fi
 }
 
-# Each process runs in its own session (setsid), so stopping it stops npx/tsx and node together.
+# Each process runs in its own session (setsid), so stopping it stops it and any child together.
 start_bg() { # name port command...
   local name="$1" port="$2"; shift 2
   local pidfile="$DEMO_DIR/$name.pid" logfile="$DEMO_DIR/$name.log"
@@ -71,7 +74,7 @@ ensure_key() {
   fi
   log "issuing a demo API key: application 1, owner user 1, installations 1-20"
   # umask 077: the key file is readable by its owner only (mode 600), from its first byte.
-  (umask 077 && cd "$ROOT" && "$TSX" consumers/tools/issue-key.ts \
+  (umask 077 && cd "$ROOT" && "$TSX" tools/issue-key.ts \
       --application 1 --owner user:1 --installations 1-20 --upsert-application >"$KEY_FILE.tmp") \
     || { rm -f "$KEY_FILE.tmp"; die "issuing the demo key failed"; }
   grep -qE '^itk_[A-Za-z0-9]{40}$' "$KEY_FILE.tmp" || { rm -f "$KEY_FILE.tmp"; die "issue-key printed no key"; }
@@ -120,12 +123,12 @@ start() {
   mkdir -p "$DEMO_DIR"
   bash "$ROOT/infra/stack.sh" start
   (cd "$ROOT" && "$TSX" infra/create-topics.ts)
-  start_bg consumers "$HEALTH_PORT" "$TSX" consumers/main.ts
-  start_bg api "$API_PORT" "$TSX" api/main.ts
+  start_bg consumers "$HEALTH_PORT" "${NODE_TSX[@]}" consumers/main.ts
+  start_bg api "$API_PORT" "${NODE_TSX[@]}" api/main.ts
   wait_healthy consumers "http://127.0.0.1:$HEALTH_PORT/readyz" 90
   wait_healthy api "http://127.0.0.1:$API_PORT/readyz" 60
   ensure_key
-  start_bg simulator - "$TSX" consumers/tools/simulator.ts \
+  start_bg simulator - "${NODE_TSX[@]}" tools/simulator.ts \
     --installations "$SIM_INSTALLATIONS" --rate "$SIM_RATE"
   wait_for_flow 90
   print_howto

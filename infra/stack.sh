@@ -40,10 +40,10 @@ stop_pid() { # pidfile name
 }
 
 kafka_classpath() {
-  command -v java >/dev/null || die "java not found: install a JDK 17 (Debian: apt-get install openjdk-17-jre-headless)"
+  bash "$ROOT/infra/ensure-package.sh" java openjdk-17-jre-headless >&2 || die "java (17) is missing"
   local cp="$KAFKA_DIR/classpath.txt" pom="$ROOT/infra/kafka/pom.xml"
   if [ ! -s "$cp" ] || [ "$pom" -nt "$cp" ]; then
-    command -v mvn >/dev/null || die "mvn not found: install Apache Maven (Debian: apt-get install maven)"
+    bash "$ROOT/infra/ensure-package.sh" mvn maven >&2 || die "mvn is missing"
     # stderr: this function's stdout is the classpath itself.
     log "resolving Kafka from Maven Central (cached in ~/.m2 after the first run)" >&2
     mvn -q -B -f "$pom" dependency:build-classpath -Dmdep.outputFile="$cp" >"$KAFKA_DIR/maven.log" 2>&1 \
@@ -110,15 +110,8 @@ redis_start() {
     log "redis already running on 127.0.0.1:$REDIS_PORT"; return 0
   fi
   port_open "$REDIS_PORT" && die "port $REDIS_PORT is taken by another process; set REDIS_PORT"
-  if ! command -v redis-server >/dev/null; then
-    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-      log "installing redis-server from Debian's packages"
-      (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server) >/dev/null \
-        || die "apt-get could not install redis-server"
-    else
-      die "redis-server not found: install it (Debian: sudo apt-get install redis-server)"
-    fi
-  fi
+  # Installed from Debian's packages when missing and we are root; otherwise stops with how to.
+  bash "$ROOT/infra/ensure-package.sh" redis-server redis-server || die "redis-server is missing"
   # noeviction: a read model must never lose keys to eviction. AOF with fsync on every write:
   # consumers commit Kafka offsets once Redis acknowledged, so the write must be on disk by then
   # (Redis 7.0 has no WAITAOF; docs/operations.md, Delivery guarantees).

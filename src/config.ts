@@ -15,9 +15,16 @@ const envSchema = z.object({
   TOPIC_DEADLETTER: z.string().min(1).default('ingest-deadletter.v1'),
   CONSUMER_GROUP: z.string().min(1).default('read-model-projector'),
   CONSUMER_HEALTH_PORT: port.default(9464),
+  CONSUMER_HEALTH_HOST: z.string().min(1).default('127.0.0.1'),
   CONSUMER_FLOW_SWEEP_MS: positiveInt.default(1_000),
   CONSUMER_MAX_RETRY_DELAY_MS: positiveInt.default(5_000),
   CONSUMER_TELEMETRY_CONCURRENCY: positiveInt.default(6),
+  CONSUMER_STATE_INSTALLATIONS_PER_PARTITION: positiveInt.default(50_000),
+  CONSUMER_FATAL_EXIT_GRACE_MS: positiveInt.default(5_000),
+  CONSUMER_REJOIN_TIMEOUT_MS: positiveInt.default(60_000),
+  CONSUMER_LAG_INTERVAL_MS: positiveInt.default(5_000),
+  // The broker's group.min.session.timeout.ms is 6 s by default; below that joins are refused.
+  CONSUMER_SESSION_TIMEOUT_MS: z.coerce.number().int().min(6_000).default(10_000),
   ONLINE_WINDOW_SECONDS: positiveInt.default(300),
   FUTURE_SKEW_SECONDS: positiveInt.default(300),
   API_HOST: z.string().min(1).default('127.0.0.1'),
@@ -27,10 +34,24 @@ const envSchema = z.object({
     .regex(/^\/[A-Za-z0-9/_-]*[A-Za-z0-9_-]$/, 'must start with / and not end with /')
     .default('/application/v1'),
   API_REQUEST_TIMEOUT_MS: positiveInt.default(5_000),
+  API_HEADERS_TIMEOUT_MS: positiveInt.default(3_000), // capped at API_REQUEST_TIMEOUT_MS
+  API_KEEP_ALIVE_TIMEOUT_MS: positiveInt.default(5_000),
+  API_MAX_CONNECTIONS: positiveInt.default(1_000),
+  API_MAX_CONNECTIONS_PER_CLIENT: z.coerce.number().int().min(0).default(0), // 0: no limit
+  // Nothing read or written for this long: closed. Above API_STREAM_HEARTBEAT_MS, or idle
+  // streams would be cut between heartbeats.
+  API_SOCKET_IDLE_TIMEOUT_MS: positiveInt.default(30_000),
+  API_MAX_HEADER_BYTES: positiveInt.default(16 * 1024), // 16 KiB, Node's default
+  API_MAX_REQUESTS_PER_SOCKET: z.coerce.number().int().min(0).default(0), // 0: no limit
   API_BODY_LIMIT_BYTES: positiveInt.default(16 * 1024), // 16 KiB: form bodies carry one id
   API_REDIS_COMMAND_TIMEOUT_MS: positiveInt.default(1_000),
   API_DOCS_UPSTREAM_URL: z.string().url().optional(), // default: the API itself
   API_DOCS_PROXY_TIMEOUT_MS: positiveInt.default(5_000),
+  API_QUOTA_REQUESTS_PER_MINUTE: z.coerce.number().int().min(0).default(0), // 0: quotas off
+  API_NEAR_CACHE_ENTRIES: z.coerce.number().int().min(0).default(10_000), // 0: near-cache off
+  API_NEAR_CACHE_MAX_AGE_MS: positiveInt.default(60_000),
+  API_STREAMS_MAX: z.coerce.number().int().min(0).default(10_000), // per API process
+  API_STREAM_HEARTBEAT_MS: positiveInt.max(15_000).default(10_000), // beyond.md: at least every 15 s
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -48,12 +69,23 @@ export interface Config {
   readonly consumer: {
     readonly groupId: string;
     readonly healthPort: number;
+    readonly healthHost: string;
     /** How often the ageing timer looks for flows whose validUntil has passed. */
     readonly flowSweepMs: number;
     /** Upper bound of the backoff while Redis is unreachable. */
     readonly maxRetryDelayMs: number;
     /** Telemetry partition batches projected at once, each on a Redis connection of its own. */
     readonly telemetryConcurrency: number;
+    /** Installations a telemetry partition owner keeps in memory (least recently used go first). */
+    readonly stateInstallationsPerPartition: number;
+    /** A consumer stopped for good: readiness false at once, process exit after this long. */
+    readonly fatalExitGraceMs: number;
+    /** A crashed consumer that the client restarts must be back in its group within this. */
+    readonly rejoinTimeoutMs: number;
+    /** How often lag is read from the broker (also at every assignment). */
+    readonly lagIntervalMs: number;
+    /** A crashed member's partitions wait this long before the group hands them on. */
+    readonly sessionTimeoutMs: number;
   };
   readonly ingest: { readonly onlineWindowSeconds: number; readonly futureSkewSeconds: number };
   readonly api: {
@@ -61,11 +93,32 @@ export interface Config {
     readonly port: number;
     readonly basePath: string;
     readonly requestTimeoutMs: number;
+    /** Request line and headers must arrive within this; the whole request within requestTimeoutMs. */
+    readonly headersTimeoutMs: number;
+    readonly keepAliveTimeoutMs: number;
+    readonly maxConnections: number;
+    /** Per remote address; 0 = no limit (behind a proxy every client shares one address). */
+    readonly maxConnectionsPerClient: number;
+    /** A connection with nothing read or written for this long is closed (a client not reading). */
+    readonly socketIdleTimeoutMs: number;
+    readonly maxHeaderBytes: number;
+    /** 0: no limit. */
+    readonly maxRequestsPerSocket: number;
     readonly bodyLimitBytes: number;
     readonly redisCommandTimeoutMs: number;
     /** Where the docs playground's proxy sends try-it requests; null = this API itself. */
     readonly docsUpstreamUrl: string | null;
     readonly docsProxyTimeoutMs: number;
+    /** Default budget per application and minute; 0 = quotas off (beyond.md §6). */
+    readonly quotaRequestsPerMinute: number;
+    /** Installations the in-process near-cache holds (api/read-model/near-cache.ts); 0 = off. */
+    readonly nearCacheEntries: number;
+    /** An entry older than this is re-read even without an announcement. */
+    readonly nearCacheMaxAgeMs: number;
+    /** Open Server-Sent Events streams per API process; over it, TOO_MANY_STREAMS. */
+    readonly maxStreams: number;
+    /** How often an open stream gets a comment line. */
+    readonly streamHeartbeatMs: number;
   };
   readonly logLevel: string;
 }
@@ -96,9 +149,15 @@ export function loadConfig(env: Env = process.env): Config {
     consumer: {
       groupId: e.CONSUMER_GROUP,
       healthPort: e.CONSUMER_HEALTH_PORT,
+      healthHost: e.CONSUMER_HEALTH_HOST,
       flowSweepMs: e.CONSUMER_FLOW_SWEEP_MS,
       maxRetryDelayMs: e.CONSUMER_MAX_RETRY_DELAY_MS,
       telemetryConcurrency: e.CONSUMER_TELEMETRY_CONCURRENCY,
+      stateInstallationsPerPartition: e.CONSUMER_STATE_INSTALLATIONS_PER_PARTITION,
+      fatalExitGraceMs: e.CONSUMER_FATAL_EXIT_GRACE_MS,
+      rejoinTimeoutMs: e.CONSUMER_REJOIN_TIMEOUT_MS,
+      lagIntervalMs: e.CONSUMER_LAG_INTERVAL_MS,
+      sessionTimeoutMs: e.CONSUMER_SESSION_TIMEOUT_MS,
     },
     ingest: {
       onlineWindowSeconds: e.ONLINE_WINDOW_SECONDS,
@@ -109,10 +168,23 @@ export function loadConfig(env: Env = process.env): Config {
       port: e.API_PORT,
       basePath: e.API_BASE_PATH,
       requestTimeoutMs: e.API_REQUEST_TIMEOUT_MS,
+      // Never longer than the whole request may take (Node refuses that combination).
+      headersTimeoutMs: Math.min(e.API_HEADERS_TIMEOUT_MS, e.API_REQUEST_TIMEOUT_MS),
+      keepAliveTimeoutMs: e.API_KEEP_ALIVE_TIMEOUT_MS,
+      maxConnections: e.API_MAX_CONNECTIONS,
+      maxConnectionsPerClient: e.API_MAX_CONNECTIONS_PER_CLIENT,
+      socketIdleTimeoutMs: e.API_SOCKET_IDLE_TIMEOUT_MS,
+      maxHeaderBytes: e.API_MAX_HEADER_BYTES,
+      maxRequestsPerSocket: e.API_MAX_REQUESTS_PER_SOCKET,
       bodyLimitBytes: e.API_BODY_LIMIT_BYTES,
       redisCommandTimeoutMs: e.API_REDIS_COMMAND_TIMEOUT_MS,
       docsUpstreamUrl: e.API_DOCS_UPSTREAM_URL ?? null,
       docsProxyTimeoutMs: e.API_DOCS_PROXY_TIMEOUT_MS,
+      quotaRequestsPerMinute: e.API_QUOTA_REQUESTS_PER_MINUTE,
+      nearCacheEntries: e.API_NEAR_CACHE_ENTRIES,
+      nearCacheMaxAgeMs: e.API_NEAR_CACHE_MAX_AGE_MS,
+      maxStreams: e.API_STREAMS_MAX,
+      streamHeartbeatMs: e.API_STREAM_HEARTBEAT_MS,
     },
     logLevel: e.LOG_LEVEL,
   });

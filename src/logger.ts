@@ -15,16 +15,21 @@ interface LoggedRequest {
   readonly host?: string;
   readonly ip?: string;
   readonly socket?: { readonly remotePort?: number } | null;
+  /** Fastify's matched route; its `url` is the route's pattern, absent when nothing matched. */
+  readonly routeOptions?: { readonly url?: string };
 }
 
 /**
- * Replaces Fastify's `req` serializer: the path without its query string, since a client may
- * put a key there (`?apiKey=…`) and query values are not ours to log.
+ * Replaces Fastify's `req` serializer: the matched route's pattern, never the path sent, since a
+ * client may put a key anywhere in it (`?apiKey=…`, `;apiKey=…`, a path segment). A request no
+ * route matched is logged as `unmatched` with its path's length.
  */
 export function serializeRequest(req: LoggedRequest): Record<string, unknown> {
+  const route = req.routeOptions?.url;
   return {
     method: req.method,
-    url: req.url?.split('?', 1)[0],
+    url: route ?? 'unmatched',
+    ...(route === undefined ? { pathLength: req.url?.split('?', 1)[0]?.length ?? 0 } : {}),
     host: req.host,
     remoteAddress: req.ip,
     remotePort: req.socket?.remotePort,

@@ -100,6 +100,10 @@ export const applicationUpsertedSchema = z.object({
   applicationId: idSchema,
   owner: z.object({ type: z.enum(['user', 'company']), id: idSchema }),
   enabled: z.boolean(),
+  requestsPerMinute: z.number().int().positive().max(1_000_000_000).optional().meta({
+    description:
+      "the application's API request budget per minute when quotas are on; absent: the configured default",
+  }),
 });
 export const applicationDeletedSchema = z.object({
   type: z.literal('application.deleted'),
