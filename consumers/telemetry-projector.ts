@@ -130,7 +130,7 @@ export function createTelemetryProjector(deps: {
             );
             const part = owned.partition(partition);
             for (let i = 0; i + 1 < flat.length; i += 2)
-              part.evictedDue.set(Number(flat[i]), Number(flat[i + 1]));
+              part.scheduleEvicted(Number(flat[i]), Number(flat[i + 1]));
           })
           .catch((error) =>
             deps.logger.warn(
@@ -207,14 +207,20 @@ export function createTelemetryProjector(deps: {
 
     async ageFlows() {
       for (const partition of owned.partitions()) {
+        // Nothing due: no lock, so the partition's batches never queue behind an idle sweep.
+        if (owned.partition(partition).nextDueMs >= deps.clock()) continue;
         await owned.lock(partition, async () => {
           const part = owned.partition(partition);
           const now = deps.clock();
           const at = { nowMs: now, onlineWindowSeconds: deps.onlineWindowSeconds };
           const edge = edgeOf(part, partition);
-          const due = [...part.evictedDue].filter(([, until]) => until < now).map(([id]) => id);
+          let next = Number.POSITIVE_INFINITY;
+          const due: number[] = [];
+          for (const [id, until] of part.evictedDue)
+            if (until < now) due.push(id);
+            else next = Math.min(next, until);
           if (due.length > 0) {
-            for (const id of due) part.evictedDue.delete(id);
+            for (const id of due) part.scheduleEvicted(id, 0);
             const loaded = await edge.load(due);
             // Scheduled but no longer expiring (deleted, or written since by another owner).
             const gone = due.filter((id) => !flowExpired(loaded.get(id)?.flow ?? NO_FLOW, now));
@@ -223,10 +229,15 @@ export function createTelemetryProjector(deps: {
           }
           const writes: InstallationWrite[] = [];
           for (const state of part.values()) {
-            if (!flowExpired(state.flow, now)) continue;
+            if (!flowExpired(state.flow, now)) {
+              if (state.flow.validUntilMs > 0) next = Math.min(next, state.flow.validUntilMs);
+              continue;
+            }
             const w = refreshFlow(state, at);
             if (w) writes.push(w);
           }
+          // Writes below store their new flows through set(), which lowers it again.
+          part.nextDueMs = next;
           if (writes.length === 0) return;
           // A refused write dropped its copy; the next batch of that installation reloads it.
           const refused = await edge.write(writes);

@@ -13,8 +13,16 @@ export interface PartitionState {
   set(state: InstallationState): void;
   drop(id: number): void;
   values(): IterableIterator<InstallationState>;
+  readonly size: number;
   /** Expiring flows of installations evicted from memory: installationId -> validUntil (ms). */
-  readonly evictedDue: Map<number, number>;
+  readonly evictedDue: ReadonlyMap<number, number>;
+  /** Schedules the flow of an installation not in memory (or drops it from the schedule: 0). */
+  scheduleEvicted(id: number, validUntilMs: number): void;
+  /**
+   * No flow held or scheduled here expires before this (epoch ms, a lower bound), so the flow
+   * sweep passes the partition by, without its lock, until then. A sweep sets it afresh.
+   */
+  nextDueMs: number;
 }
 
 export interface OwnedState {
@@ -50,7 +58,7 @@ export function createOwnedState(deps: {
     registers,
     collect() {
       let total = 0;
-      for (const p of partitions.values()) total += [...p.values()].length;
+      for (const p of partitions.values()) total += p.size;
       this.set(total);
     },
   });
@@ -58,6 +66,10 @@ export function createOwnedState(deps: {
   const create = (): PartitionState => {
     const states = new Map<number, InstallationState>();
     const evictedDue = new Map<number, number>();
+    let nextDueMs = Number.POSITIVE_INFINITY;
+    const due = (validUntilMs: number) => {
+      if (validUntilMs > 0 && validUntilMs < nextDueMs) nextDueMs = validUntilMs;
+    };
     return {
       get(id) {
         const state = states.get(id);
@@ -74,6 +86,7 @@ export function createOwnedState(deps: {
         states.delete(state.id);
         states.set(state.id, state);
         evictedDue.delete(state.id);
+        due(state.flow.validUntilMs);
         while (states.size > deps.installationsPerPartition) {
           const [oldest] = states.values();
           if (!oldest) break;
@@ -86,7 +99,22 @@ export function createOwnedState(deps: {
         states.delete(id);
       },
       values: () => states.values(),
+      get size() {
+        return states.size;
+      },
       evictedDue,
+      scheduleEvicted(id, validUntilMs) {
+        if (validUntilMs > 0) {
+          evictedDue.set(id, validUntilMs);
+          due(validUntilMs);
+        } else evictedDue.delete(id);
+      },
+      get nextDueMs() {
+        return nextDueMs;
+      },
+      set nextDueMs(ms) {
+        nextDueMs = ms;
+      },
     };
   };
 
