@@ -1,21 +1,32 @@
-# One image for every app service (consumers, api, simulator, topics, issue-key): the sources run
-# with tsx, a devDependency, so this installs the full lockfile (`npm ci`), not `--omit=dev`.
+# One image for every app service (consumers, api, simulator, topics, issue-key), running the
+# compiled JavaScript of `npm run build` with node alone: no tsx, no devDependencies at runtime.
 # The base is a build argument: the official image on a Docker host; where no registry is reachable,
 # a local stand-in (infra/containers/build-images.sh node builds one: Debian with Node 20).
 ARG NODE_IMAGE=node:20-slim
-FROM ${NODE_IMAGE}
 
+# Build stage: the full lockfile (typescript is a devDependency), then dist/ with its Lua scripts.
+FROM ${NODE_IMAGE} AS build
 WORKDIR /app
-
 COPY package.json package-lock.json ./
-RUN npm ci --no-audit --no-fund && npm cache clean --force
+RUN npm ci --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json ./
+COPY src src
+COPY api api
+COPY consumers consumers
+COPY tools tools
+COPY infra infra
+RUN npm run build
 
-COPY . .
-
+# Runtime stage: production dependencies only, and the compiled tree.
+FROM ${NODE_IMAGE}
+WORKDIR /app
 ENV NODE_ENV=production
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+COPY --from=build /app/dist dist
 USER node
 
 # Each compose service names its command; running the image alone starts the API. node itself,
-# with tsx as a loader: the tsx and npx wrappers turn a SIGTERM not acknowledged within ~60 ms
-# into a SIGKILL, so the batch in hand or in-flight requests were lost (docs/reliability.md).
-CMD ["node", "--import", "tsx", "api/main.ts"]
+# no npm or npx wrapper in between, so SIGTERM reaches the process and it shuts down gracefully
+# (finishes the batch in hand, drains requests: docs/reliability.md).
+CMD ["node", "dist/api/main.js"]

@@ -25,8 +25,9 @@ import {
 import { installation, newApiKey } from '../support-api/fixtures.js';
 
 // The Dockerfile's image, built here, running the compose services' own commands (topics,
-// consumers, api) on host networking against the test stack: telemetry in, the three endpoints
-// answer. Runs with TEST_STACK=containers, which provides the container engine.
+// consumers, api: compiled code, no tsx) on host networking against the test stack: telemetry
+// in, the three endpoints answer. Runs with TEST_STACK=containers, which provides the container
+// engine.
 
 const engine = inject('containerEngine');
 const root = fileURLToPath(new URL('../../', import.meta.url));
@@ -69,9 +70,10 @@ describe('the Docker image runs the compose services', () => {
   let producer: Producer;
   let apiOrigin: string;
   const key = newApiKey();
+  let image: string;
 
   beforeAll(async () => {
-    const image = buildImage();
+    image = buildImage();
     Object.assign(process.env, engine?.env);
     const { GenericContainer, Wait } = await import('testcontainers');
     const [apiPort, healthPort] = [await freePort(), await freePort()];
@@ -163,6 +165,20 @@ describe('the Docker image runs the compose services', () => {
     const body: any = await res.json();
     return { status: res.status, body };
   };
+
+  it('holds production dependencies only: neither tsx nor TypeScript can be loaded', async () => {
+    const { GenericContainer, Wait } = await import('testcontainers');
+    // Exits 1 when either package loads; a one-shot start fails on a non-zero exit.
+    const probe = `Promise.allSettled(['tsx', 'typescript'].map((p) => import(p))).then((r) =>
+      process.exit(r.some((x) => x.status === 'fulfilled') ? 1 : 0))`;
+    const container = await new GenericContainer(image)
+      .withNetworkMode('host')
+      .withLabels({ [TEST_LABEL]: 'app', [`${TEST_LABEL}.run`]: id })
+      .withCommand(['node', '-e', probe])
+      .withWaitStrategy(Wait.forOneShotStartup())
+      .start();
+    await container.stop();
+  });
 
   it('serves the installation, its devices and its energy flow from produced events', async () => {
     const list = await waitFor(

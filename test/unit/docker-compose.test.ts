@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { compose, readRepoFile } from '../support/compose.js';
 
@@ -9,6 +9,25 @@ import { compose, readRepoFile } from '../support/compose.js';
 const { services, networks } = compose();
 const dockerfile = readRepoFile('Dockerfile');
 const config = readRepoFile('src/config.ts');
+const packageJson = JSON.parse(readRepoFile('package.json')) as {
+  dependencies?: Record<string, string>;
+};
+const buildConfig = JSON.parse(readRepoFile('tsconfig.build.json')) as {
+  include: string[];
+  exclude: string[];
+};
+/** True when `npm run build` compiles the source file (a path relative to the repository). */
+const built = (file: string) =>
+  buildConfig.include.some((dir) => file.startsWith(`${dir}/`)) &&
+  !buildConfig.exclude.some((path) => file === path || file.startsWith(`${path}/`));
+const builtSources = (): string[] =>
+  buildConfig.include.flatMap((dir) =>
+    readdirSync(new URL(`../../${dir}/`, import.meta.url), { recursive: true, encoding: 'utf8' })
+      .map((entry) => `${dir}/${entry}`)
+      .filter((file) => file.endsWith('.ts') && built(file)),
+  );
+// A value import (`import type` is erased by the build): static, side effect only, or dynamic.
+const RUNTIME_IMPORT = /(?:^import (?!type )(?:[^;]*? from )?|\bimport\()'([^']+)'/gm;
 const app = ['topics', 'consumers', 'api', 'simulator', 'issue-key'];
 const svc = (name: string) => {
   const s = services[name];
@@ -32,16 +51,22 @@ describe('docker-compose.yml against the Dockerfile', () => {
     }
   });
 
-  it('runs the same way the Dockerfile does: node --import tsx on a file that exists', () => {
+  it('runs the same way the Dockerfile does: node on a compiled file of the build, no tsx', () => {
     const cmd = /^CMD (\[.*\])$/m.exec(dockerfile)?.[1];
     expect(cmd && JSON.parse(cmd)).toEqual(svc('api').command);
     for (const name of app) {
       const argv = [...(svc(name).entrypoint ?? []), ...(svc(name).command ?? [])];
-      // node itself: the npx and tsx wrappers turn a slow SIGTERM into a SIGKILL.
-      expect(argv.slice(0, 3), name).toEqual(['node', '--import', 'tsx']);
-      expect(existsSync(new URL(`../../${argv[3]}`, import.meta.url)), `${name}: ${argv[3]}`).toBe(
+      // node itself: the npx and tsx wrappers turn a slow SIGTERM into a SIGKILL; and the image
+      // has no tsx (a devDependency) to load TypeScript with.
+      expect(argv[0], name).toBe('node');
+      expect(argv.join(' '), name).not.toMatch(/tsx|\.ts\b/);
+      const file = /^dist\/(.+)\.js$/.exec(argv[1] ?? '')?.[1];
+      expect(file, `${name}: ${argv[1]} is not a file under dist/`).toBeDefined();
+      // The build emits dist/<path>.js from <path>.ts when tsconfig.build.json compiles it.
+      expect(existsSync(new URL(`../../${file}.ts`, import.meta.url)), `${name}: ${file}.ts`).toBe(
         true,
       );
+      expect(built(`${file}.ts`), `${name}: ${file}.ts is not compiled by the build`).toBe(true);
     }
   });
 
@@ -53,10 +78,29 @@ describe('docker-compose.yml against the Dockerfile', () => {
     }
   });
 
-  it('the image keeps what the compose services rely on: tsx installed, node for health checks', () => {
-    // tsx is a devDependency: the image must install the full lockfile.
-    expect(dockerfile).toMatch(/RUN npm ci(?! [^\n]*--omit=dev)/);
-    expect(dockerfile).toMatch(/^USER node$/m);
+  it('the image builds dist/ in a build stage and runs on production dependencies only', () => {
+    const stages = dockerfile.split(/^FROM /m).slice(1);
+    expect(stages).toHaveLength(2);
+    const [build, runtime] = stages as [string, string];
+    expect(build).toMatch(/RUN npm ci(?! [^\n]*--omit=dev)/);
+    expect(build).toMatch(/RUN npm run build$/m);
+    expect(runtime).toMatch(/RUN npm ci --omit=dev/);
+    expect(runtime).toMatch(/^COPY --from=build \/app\/dist dist$/m);
+    // node for the health checks, and not root.
+    expect(runtime).toMatch(/^USER node$/m);
+  });
+
+  it('compiled code imports only production dependencies (the image has no others)', () => {
+    const dependencies = Object.keys(packageJson.dependencies ?? {});
+    for (const file of builtSources()) {
+      for (const [, specifier] of readRepoFile(file).matchAll(RUNTIME_IMPORT)) {
+        if (!specifier || specifier.startsWith('.') || specifier.startsWith('node:')) continue;
+        const name = specifier.startsWith('@')
+          ? specifier.split('/').slice(0, 2).join('/')
+          : (specifier.split('/')[0] ?? specifier);
+        expect(dependencies, `${file} imports ${specifier}`).toContain(name);
+      }
+    }
   });
 });
 
