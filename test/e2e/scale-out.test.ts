@@ -1,0 +1,204 @@
+import type { Redis } from 'ioredis';
+import type { Producer } from 'kafkajs';
+import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
+import type { Admin } from '../../consumers/kafka/client.js';
+import { topicSpecs } from '../../consumers/kafka/topics.js';
+import { loadConfig } from '../../src/config.js';
+import { connectedProducer, kafkaFor, seedFleet, startLoad } from '../faults/load.js';
+import { compareApi, compareModel, foldTelemetry } from '../faults/oracle.js';
+import type { ServiceProcess } from '../faults/processes.js';
+import {
+  dropPrefix,
+  isolatedEnv,
+  kafkaBrokers,
+  testKafkaClient,
+  testRedis,
+  uniqueId,
+  waitFor,
+} from '../support/stack.js';
+import { newApiKey } from '../support-api/fixtures.js';
+import { assignment, committed, lag } from './support/consumer-group.js';
+import { apiKeyCreated, applicationUpserted } from './support/events.js';
+import { startApiService, startConsumerService, stopServices, tail } from './support/services.js';
+
+// Issue 14, item 3: two consumer processes in one group and two API processes, all real
+// processes on the suite's Kafka and Redis. A consumer SIGKILLed mid-stream hands its partitions
+// to the other, and the read model, and what both API processes serve, equal the fold of the
+// topics as Kafka holds them.
+
+const TELEMETRY_PARTITIONS = 6;
+const INSTALLATIONS = Array.from({ length: 60 }, (_, i) => i + 1);
+const RATE = 200; // telemetry events per second
+const API_PORTS = [18481, 18482] as const;
+
+describe('e2e: scale-out, two consumers and two API replicas', () => {
+  const id = uniqueId('scale');
+  const env: Record<string, string> = {
+    ...isolatedEnv(id),
+    LOG_LEVEL: 'info',
+    // The broker's minimum: a killed member's partitions move on after 6 s instead of 10 s.
+    CONSUMER_SESSION_TIMEOUT_MS: '6000',
+    CONSUMER_LAG_INTERVAL_MS: '1000',
+  };
+  const config = loadConfig(env);
+  const { topics } = config;
+  const group = (role: 'installations' | 'telemetry' | 'access') =>
+    `${config.consumer.groupId}.${role}`;
+  const groupOf = (topic: string) =>
+    group(
+      topic === topics.telemetry
+        ? 'telemetry'
+        : topic === topics.access
+          ? 'access'
+          : 'installations',
+    );
+  const reader = newApiKey();
+  const origins = API_PORTS.map((port) => `http://127.0.0.1:${port}`);
+  const consumers = new Map<'a' | 'b', ServiceProcess>();
+  const apis: ServiceProcess[] = [];
+  let admin: Admin;
+  let redis: Redis;
+  let producer: Producer;
+
+  const everyProcess = () => [...consumers.values(), ...apis];
+  const dumpLogs = () => {
+    for (const p of everyProcess()) console.error(`--- ${p.name} (pid ${p.pid})\n${tail(p)}`);
+  };
+  const caughtUp = (timeoutMs: number) =>
+    waitFor(
+      'every group committed to the end of its topic',
+      async () =>
+        (await lag(admin, [topics.installations, topics.telemetry, topics.access], groupOf)) === 0n
+          ? true
+          : undefined,
+      timeoutMs,
+    );
+
+  beforeAll(async () => {
+    admin = await testKafkaClient().createAdmin();
+    // Created before either process starts, so both see the same six telemetry partitions.
+    await admin.ensureTopics(topicSpecs(topics, TELEMETRY_PARTITIONS));
+    redis = testRedis();
+    producer = await connectedProducer(kafkaFor(kafkaBrokers().join(',')));
+    const [a, b] = await Promise.all(
+      (['a', 'b'] as const).map((name) =>
+        startConsumerService(`consumer-${name}`, { ...env, KAFKA_CLIENT_ID: `consumer-${name}` }),
+      ),
+    );
+    consumers.set('a', a as ServiceProcess).set('b', b as ServiceProcess);
+    apis.push(
+      ...(await Promise.all(
+        API_PORTS.map((port, i) => startApiService(`api-${i + 1}`, port, env)),
+      )),
+    );
+    await seedFleet(producer, topics, INSTALLATIONS, [
+      applicationUpserted(1, { type: 'user', id: 9 }),
+      apiKeyCreated('reader', 1, reader),
+    ]);
+    await caughtUp(30_000);
+  }, 90_000);
+
+  afterAll(async () => {
+    await stopServices(everyProcess());
+    await producer?.disconnect();
+    await admin?.disconnect();
+    if (redis) {
+      await dropPrefix(redis, config.redis.keyPrefix);
+      redis.disconnect();
+    }
+  }, 30_000);
+
+  it('a consumer SIGKILLed mid-stream: the other takes its partitions, the model equals the fold', async () => {
+    onTestFailed(dumpLogs);
+    const a = consumers.get('a') as ServiceProcess;
+    const b = consumers.get('b') as ServiceProcess;
+    const all = Array.from({ length: TELEMETRY_PARTITIONS }, (_, p) => p);
+    // Both members hold telemetry partitions before the fault, between them all six.
+    const before = await waitFor(
+      'both consumers hold telemetry partitions',
+      async () => {
+        const view = await assignment(kafkaBrokers(), group('telemetry'), topics.telemetry);
+        const held = [...view.members.values()];
+        const union = held.flat().sort((x, y) => x - y);
+        return view.state === 'Stable' &&
+          held.length === 2 &&
+          held.every((p) => p.length > 0) &&
+          JSON.stringify(union) === JSON.stringify(all)
+          ? view.members
+          : undefined;
+      },
+      30_000,
+    );
+    const orphaned = before.get('consumer-a') ?? [];
+    expect(orphaned.length).toBeGreaterThan(0);
+
+    const load = startLoad(producer, topics.telemetry, INSTALLATIONS, RATE);
+    try {
+      // Mid-stream: consumer-a has committed telemetry of the load on its partitions.
+      const atStart = await committed(admin, group('telemetry'), topics.telemetry);
+      const killedAt = await waitFor(
+        'consumer-a committing under load',
+        async () => {
+          const now = await committed(admin, group('telemetry'), topics.telemetry);
+          return orphaned.every((p) => (now.get(p) ?? 0n) > (atStart.get(p) ?? 0n))
+            ? now
+            : undefined;
+        },
+        20_000,
+      );
+      a.signal('SIGKILL');
+      expect(await a.exited).toBe('SIGKILL');
+      const killed = Date.now();
+
+      const after = await waitFor(
+        'consumer-b holds all six telemetry partitions',
+        async () => {
+          const view = await assignment(kafkaBrokers(), group('telemetry'), topics.telemetry);
+          const held = view.members.get('consumer-b') ?? [];
+          return view.state === 'Stable' && view.members.size === 1 && held.length === all.length
+            ? held
+            : undefined;
+        },
+        30_000,
+      );
+      expect(after).toEqual(all);
+      console.log(
+        `scale-out: consumer-b owned consumer-a's partitions ${Date.now() - killed} ms after the SIGKILL`,
+      );
+      // Telemetry keeps flowing onto the taken-over partitions before the load stops.
+      const produced = load.produced();
+      await waitFor('a second of load after the takeover', async () =>
+        load.produced() >= produced + RATE ? true : undefined,
+      );
+      await load.stop();
+      await caughtUp(30_000);
+
+      // consumer-b committed past where consumer-a stopped, on every partition consumer-a held.
+      const end = await committed(admin, group('telemetry'), topics.telemetry);
+      for (const p of orphaned) expect(end.get(p)).toBeGreaterThan(killedAt.get(p) ?? 0n);
+    } finally {
+      await load.stop();
+    }
+    expect(b.alive()).toBe(true);
+
+    const fold = await foldTelemetry(kafkaBrokers().join(','), topics.telemetry);
+    expect(fold.rejects.size).toBe(0);
+    const model = await compareModel(
+      redis,
+      config.redis.keyPrefix,
+      fold,
+      INSTALLATIONS,
+      config.ingest.onlineWindowSeconds,
+    );
+    expect(model).toEqual({ mismatches: 0, examples: [] });
+    for (const origin of origins) {
+      const served = await compareApi(
+        `${origin}${config.api.basePath}`,
+        reader,
+        fold,
+        INSTALLATIONS,
+      );
+      expect(served, origin).toEqual({ mismatches: 0, examples: [] });
+    }
+  }, 90_000);
+});
