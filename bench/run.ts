@@ -9,6 +9,7 @@ import { profileApi, profileConsumer } from './cases/profile.js';
 import { closedLoopReads, openLoopReads, type ReadServers, warmUp } from './cases/reads.js';
 import { redisPatternCases } from './cases/redis-patterns.js';
 import { scaleCases } from './cases/scale.js';
+import { startupCases } from './cases/startup.js';
 import { variantCases } from './cases/variants.js';
 import { type BenchContext, startApi, startBaselineServer } from './lib/context.js';
 import { parseOptions } from './lib/options.js';
@@ -123,6 +124,11 @@ try {
   }
   await api.child.stop();
   await baseline.child.stop();
+
+  if (run('startup')) {
+    console.log('\n[startup] both processes compiled vs through tsx (alternating)');
+    await startupCases(ctx, { workload, prefix, pairsFile: captured.pairsFile });
+  }
 
   if (run('scale')) {
     console.log('\n[scale] read model written directly');
