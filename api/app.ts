@@ -46,6 +46,9 @@ export function buildApi(deps: ApiDeps): FastifyInstance {
     frameworkErrors: createFrameworkErrorHandler(refused),
     // HEAD answers wherever GET does, with its headers and no body (RFC 9110 §9.3.2).
     exposeHeadRoutes: true,
+    // A request arriving on a kept-alive connection after SIGTERM is answered (Fastify adds
+    // `Connection: close`) instead of getting Fastify's own 503, outside the API's envelope.
+    return503OnClosing: false,
   });
   // Callback style: no promise per request for a hook that never awaits.
   app.addHook('onResponse', (request, reply, done) => {

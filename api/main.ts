@@ -23,4 +23,14 @@ async function shutdown(signal: string): Promise<void> {
 process.on('SIGTERM', () => void shutdown('SIGTERM'));
 process.on('SIGINT', () => void shutdown('SIGINT'));
 
+// Listen once Redis is connected (or after a bound, to answer 500 and /readyz 503 meanwhile): a
+// request arriving first would find no connection and get a 500.
+await new Promise<void>((resolve) => {
+  if (redis.status === 'ready') return resolve();
+  const bound = setTimeout(resolve, 5_000);
+  redis.once('ready', () => {
+    clearTimeout(bound);
+    resolve();
+  });
+});
 await app.listen({ host: config.api.host, port: config.api.port });

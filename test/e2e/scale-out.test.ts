@@ -19,12 +19,21 @@ import {
 import { newApiKey } from '../support-api/fixtures.js';
 import { assignment, committed, lag } from './support/consumer-group.js';
 import { apiKeyCreated, applicationUpserted } from './support/events.js';
+import {
+  describeTally,
+  markDown,
+  type PollTally,
+  pollReplicas,
+  replica,
+} from './support/replica-poller.js';
 import { startApiService, startConsumerService, stopServices, tail } from './support/services.js';
 
 // Issue 14, item 3: two consumer processes in one group and two API processes, all real
 // processes on the suite's Kafka and Redis. A consumer SIGKILLed mid-stream hands its partitions
 // to the other, and the read model, and what both API processes serve, equal the fold of the
-// topics as Kafka holds them.
+// topics as Kafka holds them. API replicas restarted one at a time under polling load give no
+// answer but 200/304; only the one being restarted may leave a request unanswered (refused, or
+// its connection closed under it).
 
 const TELEMETRY_PARTITIONS = 6;
 const INSTALLATIONS = Array.from({ length: 60 }, (_, i) => i + 1);
@@ -53,7 +62,7 @@ describe('e2e: scale-out, two consumers and two API replicas', () => {
           : 'installations',
     );
   const reader = newApiKey();
-  const origins = API_PORTS.map((port) => `http://127.0.0.1:${port}`);
+  const replicas = API_PORTS.map((port, i) => replica(`api-${i + 1}`, `http://127.0.0.1:${port}`));
   const consumers = new Map<'a' | 'b', ServiceProcess>();
   const apis: ServiceProcess[] = [];
   let admin: Admin;
@@ -191,14 +200,67 @@ describe('e2e: scale-out, two consumers and two API replicas', () => {
       config.ingest.onlineWindowSeconds,
     );
     expect(model).toEqual({ mismatches: 0, examples: [] });
-    for (const origin of origins) {
+    for (const r of replicas) {
       const served = await compareApi(
-        `${origin}${config.api.basePath}`,
+        `${r.origin}${config.api.basePath}`,
         reader,
         fold,
         INSTALLATIONS,
       );
-      expect(served, origin).toEqual({ mismatches: 0, examples: [] });
+      expect(served, r.name).toEqual({ mismatches: 0, examples: [] });
     }
+  }, 90_000);
+
+  it('API replicas restarted one at a time under polling load: 200/304 or refused while down', async () => {
+    onTestFailed(dumpLogs);
+    const watched = INSTALLATIONS.slice(0, 4);
+    const paths = watched.flatMap((inst) => [
+      `${config.api.basePath}/getInstallationDevices?installationId=${inst}`,
+      `${config.api.basePath}/getInstallationCurrentEnergyFlow?installationId=${inst}`,
+    ]);
+    // Bodies change under the pollers, so they see 200s and 304s both.
+    const load = startLoad(producer, topics.telemetry, watched, 20);
+    const poller = pollReplicas({
+      replicas,
+      paths,
+      apiKey: reader,
+      workersPerReplica: 2,
+      pauseMs: 10,
+      timeoutMs: 5_000,
+    });
+    let tally: PollTally | undefined;
+    try {
+      for (const [i, stopping] of replicas.entries()) {
+        const others = replicas.filter((r) => r !== stopping);
+        const othersBefore = others.map((r) => poller.answered(r.name));
+        markDown(stopping);
+        const refusedBefore = poller.refused(stopping.name);
+        const old = apis[i] as ServiceProcess;
+        old.signal('SIGTERM');
+        expect(await old.exited, `${stopping.name} exit on SIGTERM`).toBe('0');
+        // The pollers reached it while it was down, so the refusals are part of what is checked.
+        await waitFor(`${stopping.name} refused while down`, async () =>
+          poller.refused(stopping.name) > refusedBefore ? true : undefined,
+        );
+        apis[i] = await startApiService(stopping.name, API_PORTS[i] as number, env);
+        stopping.state = 'up';
+        const answeredAgain = poller.answered(stopping.name);
+        await waitFor(`${stopping.name} answers again`, async () =>
+          poller.answered(stopping.name) >= answeredAgain + 20 ? true : undefined,
+        );
+        // The other replica served throughout.
+        others.forEach((r, j) => {
+          expect(
+            poller.answered(r.name),
+            `${r.name} while ${stopping.name} was down`,
+          ).toBeGreaterThan(othersBefore[j] as number);
+        });
+      }
+    } finally {
+      tally = await poller.stop();
+      await load.stop();
+      console.log(`scale-out: API answers during the restarts: ${describeTally(tally)}`);
+    }
+    expect(tally.unexpected, describeTally(tally)).toEqual([]);
   }, 90_000);
 });
