@@ -11,7 +11,10 @@ import { isRetriable } from './retriable.js';
 // partial records and dead-letter valid events as `missing_required_fields`, so the consumers
 // stop instead and name the one command that rebuilds the model.
 
-export const REBUILD_COMMAND = 'node --import tsx consumers/rebuild.ts';
+/** The command as this process runs: compiled (`npm run build`, the image) or from the sources. */
+export const REBUILD_COMMAND = import.meta.url.endsWith('.js')
+  ? 'node dist/consumers/rebuild.js'
+  : 'node --import tsx consumers/rebuild.ts';
 
 /** Retriable, so a batch about to dead-letter waits (uncommitted) until the process exits. */
 export class ReadModelLostError extends Error {
