@@ -3,6 +3,7 @@ import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { buildThroughKafka, captureBodies } from './cases/build.js';
 import { freshness, type IngestSetup, ingestThroughput } from './cases/ingest.js';
+import { ingestScaleOut } from './cases/ingest-scale-out.js';
 import { microCases } from './cases/micro.js';
 import { mixedCase } from './cases/mixed.js';
 import { profileApi, profileConsumer } from './cases/profile.js';
@@ -121,6 +122,10 @@ try {
       console.log('\n[mixed] reads while ingesting at 50% of max');
       await mixedCase(ctx, setup, servers, maxIngest);
     }
+  }
+  if (run('scale-out')) {
+    console.log('\n[scale-out] 2 consumer processes in one group vs 1 (alternating)');
+    await ingestScaleOut(ctx, setup);
   }
   await api.child.stop();
   await baseline.child.stop();

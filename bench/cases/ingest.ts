@@ -48,7 +48,7 @@ function randomDevice(w: Workload, rng: Rng): { inst: number; device: DeviceSpec
  * Live updates as gateways send them: a random installation reports every device it has, one
  * event per device, one after the other (keyed by installation), then another installation.
  */
-function liveMessages(w: Workload, count: number, baseMs: number, rng: Rng): Message[] {
+export function liveMessages(w: Workload, count: number, baseMs: number, rng: Rng): Message[] {
   const out: Message[] = [];
   while (out.length < count) {
     const inst = rng.int(1, w.installationCount);
@@ -93,7 +93,7 @@ function rssMiB(pid: number): number {
   }
 }
 
-interface Consumption {
+export interface Consumption {
   /** events/s from joining the group (ready) to the commit that completes the topic. */
   readonly rate: number;
   readonly seconds: number;
@@ -104,22 +104,24 @@ interface Consumption {
  * Polls the group's committed offsets until it has consumed `total`; the rate counts from
  * `readyAt` (the process reported ready, i.e. its consumers had joined their groups).
  */
-async function measureConsumption(
+export async function measureConsumption(
   ctx: BenchContext,
   group: string,
   topic: string,
   total: number,
-  child: Child,
+  children: readonly Child[],
   readyAt: number,
 ): Promise<Consumption> {
-  const cpu0 = cpuSecondsOf(child.pid);
+  const cpu = () => children.reduce((sum, c) => sum + cpuSecondsOf(c.pid), 0);
+  const cpu0 = cpu();
   const deadline = Date.now() + 600_000;
   while (Date.now() < deadline) {
-    if (child.process.exitCode !== null) throw new Error(`${child.name} exited during ingest`);
+    for (const child of children)
+      if (child.process.exitCode !== null) throw new Error(`${child.name} exited during ingest`);
     const committed = await ctx.kafka.committed(group, topic);
     if (committed >= total) {
       const seconds = (performance.now() - readyAt) / 1000;
-      const cores = (cpuSecondsOf(child.pid) - cpu0) / seconds;
+      const cores = (cpu() - cpu0) / seconds;
       return { rate: total / seconds, seconds, cores };
     }
     await new Promise((r) => setTimeout(r, 25));
@@ -195,7 +197,7 @@ export async function ingestThroughput(ctx: BenchContext, setup: IngestSetup): P
       `${group}.telemetry`,
       topic,
       total,
-      consumer.child,
+      [consumer.child],
       performance.now(),
     );
     const calls = callsSince(calls0, await commandCalls(ctx));
