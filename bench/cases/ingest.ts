@@ -11,7 +11,7 @@ import {
   startConsumerProcess,
 } from '../lib/context.js';
 import { cpuSecondsOf } from '../lib/cpu.js';
-import type { Child } from '../lib/processes.js';
+import { type Child, rssMiB } from '../lib/processes.js';
 import { printRow, type Row } from '../lib/report.js';
 import { type Message, produceAll } from '../lib/stack.js';
 import { Samples, spread, summarizeLatencies } from '../lib/stats.js';
@@ -81,16 +81,6 @@ function callsSince(before: Map<string, number>, after: Map<string, number>) {
     if (name === 'evalsha' || name === 'eval') scripts += delta;
   }
   return { total, scripts };
-}
-
-/** Resident memory of a process, MiB. */
-function rssMiB(pid: number): number {
-  try {
-    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-    return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? Number.NaN) / 1024;
-  } catch {
-    return Number.NaN;
-  }
 }
 
 export interface Consumption {

@@ -1,16 +1,13 @@
-import { execFileSync, spawn } from 'node:child_process';
-import { openSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { execFileSync } from 'node:child_process';
 import { topicSpecs } from '../../consumers/kafka/topics.js';
 import { createRng } from '../../tools/sim/random.js';
-import { type BenchContext, runLoad } from '../lib/context.js';
-import { type Child, freePort, httpOk, ROOT } from '../lib/processes.js';
+import { type BenchContext, commonEnv, runLoad, track } from '../lib/context.js';
+import { type Child, freePort, httpOk, ROOT, rssMiB, startChild } from '../lib/processes.js';
 import { printRow, type Row } from '../lib/report.js';
-import { KAFKA_BROKERS, type Message, produceAll, REDIS_URL } from '../lib/stack.js';
+import { produceAll } from '../lib/stack.js';
 import { spread } from '../lib/stats.js';
-import { liveState, stateEvent } from '../workload/device-state.js';
-import { BENCH_ONLINE_WINDOW_SECONDS } from '../workload/direct-write.js';
 import type { Workload } from '../workload/plan.js';
+import { liveMessages } from './ingest.js';
 
 // Startup time and memory of both processes, compiled (`npm run build`, `node dist/<file>.js`,
 // as the Dockerfile runs them) against the sources through tsx (`node --import tsx <file>.ts`),
@@ -25,11 +22,24 @@ import type { Workload } from '../workload/plan.js';
 // comes from the source maps tsx turns on (V8 then maps every stack trace it formats).
 type Variant = 'tsx' | 'compiled' | 'compiled-source-maps';
 const VARIANTS: readonly Variant[] = ['tsx', 'compiled', 'compiled-source-maps'];
-const argvOf = (variant: Variant, source: string): string[] => {
-  const compiled = `dist/${source.replace(/\.ts$/, '.js')}`;
-  if (variant === 'tsx') return ['--import', 'tsx', source];
-  return variant === 'compiled' ? [compiled] : ['--enable-source-maps', compiled];
-};
+/** Starts `source` as the variant runs it: through tsx, or its compiled file in dist/. */
+const startVariant = (
+  ctx: BenchContext,
+  name: string,
+  variant: Variant,
+  source: string,
+  env: Record<string, string>,
+): Child =>
+  track(
+    ctx,
+    startChild({
+      name,
+      script: variant === 'tsx' ? source : `dist/${source.replace(/\.ts$/, '.js')}`,
+      nodeArgs: variant === 'compiled-source-maps' ? ['--enable-source-maps'] : [],
+      env,
+      logDir: ctx.dir,
+    }),
+  );
 
 const READY_POLL_MS = 5;
 /** Events of the consumers' burst: the produce-to-committed span is its rate. */
@@ -51,47 +61,6 @@ interface Sample {
   readonly rate: number;
 }
 
-function rssMiB(pid: number): number {
-  try {
-    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-    return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? Number.NaN) / 1024;
-  } catch {
-    return Number.NaN;
-  }
-}
-
-/** bench/lib/processes.ts's startChild runs tsx only; this starts either variant. */
-function startProcess(
-  ctx: BenchContext,
-  name: string,
-  argv: readonly string[],
-  env: Record<string, string>,
-): Child {
-  const log = openSync(join(ctx.dir, `${name}.log`), 'a');
-  const child = spawn(process.execPath, argv, {
-    cwd: ROOT,
-    env: { ...process.env, ...env },
-    stdio: ['ignore', log, log],
-  });
-  if (child.pid === undefined) throw new Error(`could not start ${name}`);
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const handle: Child = {
-    name,
-    pid: child.pid,
-    process: child,
-    async stop(graceMs = 15_000) {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
-      await exited;
-      clearTimeout(timer);
-    },
-  };
-  ctx.children.add(handle);
-  child.once('exit', () => ctx.children.delete(handle));
-  return handle;
-}
-
 /** Milliseconds from `t0` to the first 200 of `url`. */
 async function readyAfter(child: Child, url: string, t0: number): Promise<number> {
   const deadline = t0 + 90_000;
@@ -105,14 +74,6 @@ async function readyAfter(child: Child, url: string, t0: number): Promise<number
 
 const settle = () => new Promise((r) => setTimeout(r, SETTLE_MS));
 
-const commonEnv = (prefix: string): Record<string, string> => ({
-  REDIS_URL,
-  KAFKA_BROKERS,
-  REDIS_KEY_PREFIX: prefix,
-  LOG_LEVEL: 'warn',
-  ONLINE_WINDOW_SECONDS: String(BENCH_ONLINE_WINDOW_SECONDS),
-});
-
 async function apiRun(
   ctx: BenchContext,
   setup: StartupSetup,
@@ -123,12 +84,7 @@ async function apiRun(
   const port = await freePort();
   const env = { ...commonEnv(setup.prefix), API_HOST: '127.0.0.1', API_PORT: String(port) };
   const t0 = performance.now();
-  const child = startProcess(
-    ctx,
-    `startup-api-${variant}-${run}`,
-    argvOf(variant, 'api/main.ts'),
-    env,
-  );
+  const child = startVariant(ctx, `startup-api-${variant}-${run}`, variant, 'api/main.ts', env);
   const origin = `http://127.0.0.1:${port}`;
   try {
     const readyMs = await readyAfter(child, `${origin}/readyz`, t0);
@@ -151,22 +107,6 @@ async function apiRun(
   } finally {
     await child.stop();
   }
-}
-
-/** Live updates of random installations, every device of each, keyed by installation. */
-function liveMessages(w: Workload, count: number, seed: number): Message[] {
-  const rng = createRng(seed);
-  const now = Date.now();
-  const out: Message[] = [];
-  while (out.length < count) {
-    const inst = rng.int(1, w.installationCount);
-    for (const device of w.devicesOf(inst)) {
-      if (out.length === count) break;
-      const event = stateEvent(inst, device, now, liveState(rng, device.category));
-      out.push({ key: String(inst), value: JSON.stringify(event) });
-    }
-  }
-  return out;
 }
 
 async function consumerRun(
@@ -200,10 +140,11 @@ async function consumerRun(
     KAFKA_CLIENT_ID: base,
   };
   const t0 = performance.now();
-  const child = startProcess(
+  const child = startVariant(
     ctx,
     `startup-consumers-${variant}-${run}`,
-    argvOf(variant, 'consumers/main.ts'),
+    variant,
+    'consumers/main.ts',
     env,
   );
   try {
@@ -213,7 +154,11 @@ async function consumerRun(
     const rssStart = rssMiB(child.pid);
     const total = burstOf(ctx);
     const produced = performance.now();
-    await produceAll(ctx.kafka.producer, topics.telemetry, liveMessages(setup.workload, total, 7));
+    await produceAll(
+      ctx.kafka.producer,
+      topics.telemetry,
+      liveMessages(setup.workload, total, Date.now(), createRng(7)),
+    );
     const deadline = Date.now() + 300_000;
     while ((await ctx.kafka.committed(`${base}.telemetry`, topics.telemetry)) < total) {
       if (child.process.exitCode !== null) throw new Error(`${child.name} exited during its load`);

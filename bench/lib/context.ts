@@ -28,7 +28,7 @@ export interface BenchContext {
   readonly notes: string[];
 }
 
-const commonEnv = (prefix: string): Record<string, string> => ({
+export const commonEnv = (prefix: string): Record<string, string> => ({
   REDIS_URL,
   KAFKA_BROKERS,
   REDIS_KEY_PREFIX: prefix,
@@ -36,7 +36,7 @@ const commonEnv = (prefix: string): Record<string, string> => ({
   ONLINE_WINDOW_SECONDS: String(BENCH_ONLINE_WINDOW_SECONDS),
 });
 
-function track(ctx: BenchContext, child: Child): Child {
+export function track(ctx: BenchContext, child: Child): Child {
   ctx.children.add(child);
   child.process.once('exit', () => ctx.children.delete(child));
   return child;

@@ -1,10 +1,10 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { openSync } from 'node:fs';
+import { openSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 
-// Child processes of the bench: each runs `node --import tsx <script>` directly (no npx wrapper),
-// so its pid is the process doing the work and /proc/<pid>/stat measures it.
+// Child processes of the bench: each runs `node [--import tsx] <script>` directly (no npx
+// wrapper), so its pid is the process doing the work and /proc/<pid>/stat measures it.
 
 export const ROOT = new URL('../..', import.meta.url).pathname;
 
@@ -43,7 +43,13 @@ export function startChild(opts: {
     opts.logDir === undefined ? null : openSync(join(opts.logDir, `${opts.name}.log`), 'a');
   const child = spawn(
     process.execPath,
-    [...(opts.nodeArgs ?? []), '--import', 'tsx', join(ROOT, opts.script), ...(opts.args ?? [])],
+    [
+      ...(opts.nodeArgs ?? []),
+      // Sources through tsx; compiled files (`npm run build`, dist/*.js) by node alone.
+      ...(opts.script.endsWith('.ts') ? ['--import', 'tsx'] : []),
+      join(ROOT, opts.script),
+      ...(opts.args ?? []),
+    ],
     {
       cwd: ROOT,
       env: { ...process.env, ...opts.env },
@@ -93,4 +99,14 @@ export async function httpOk(url: string): Promise<boolean> {
   const res = await fetch(url);
   await res.arrayBuffer();
   return res.ok;
+}
+
+/** Resident memory of a process, MiB. */
+export function rssMiB(pid: number): number {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? Number.NaN) / 1024;
+  } catch {
+    return Number.NaN;
+  }
 }
