@@ -268,7 +268,10 @@ export function foldTelemetry(
         internal('device.seen', holder, category, deviceId, first, null);
       return { kind: 'internal' } as const;
     };
-    if (last <= atMs) return letGo(event.to);
+    // The index may know a later holder than the one this release names (the device moved on):
+    // tell the installation holding it now.
+    if (last <= atMs)
+      return letGo(entry.inst !== null && entry.inst !== inst ? entry.inst : event.to);
     // This installation holds a newer observation than the one that took the device.
     if (entry.inst === inst) return { kind: 'internal' };
     if ((entry.lastMs !== null && entry.lastMs > last) || (entry.removedMs ?? -1) > last)
@@ -285,8 +288,18 @@ export function foldTelemetry(
   const applySeen = (event: DeviceReleasedEvent): EventOutcome => {
     const { installationId: inst, category, deviceId, atMs } = event;
     const field = fieldOf(category, deviceId);
+    const entry = indexOf(field);
+    // Seen before a removal: the device started over then, its firstSeenDate with it.
+    if (entry.removedMs !== null && atMs < entry.removedMs) return { kind: 'internal' };
     const mine = held(inst, field);
-    if (mine === undefined || atMs >= mine.meta.firstSeenMs) return { kind: 'internal' };
+    if (mine === undefined) {
+      // Moved on since the sender looked: pass it to the holder. The index only moves forward,
+      // so this ends at the installation holding the device.
+      if (entry.inst !== null && entry.inst !== inst)
+        internal('device.seen', entry.inst, category, deviceId, atMs, null);
+      return { kind: 'internal' };
+    }
+    if (atMs >= mine.meta.firstSeenMs) return { kind: 'internal' };
     const record = { ...mine.record, firstSeenDate: formatDateTime(atMs) };
     put(inst, field, deviceEntry(category, deviceId, record, { ...mine.meta, firstSeenMs: atMs }));
     return { kind: 'internal' };

@@ -281,6 +281,55 @@ describe('telemetry fold: device moves (docs/projection.md)', () => {
     expect(record(stateAfter(after, 2))?.firstSeenDate).toBe('2026-01-01T12:00:00+00:00');
   });
 
+  it('sends no device.seen when the device was removed, not moved (release to=null)', () => {
+    const r = when({ states: [inA(T0)], index: { 'battery:7': { removedMs: T0 + 1_000 } } }, [
+      released(1, T0 + 1_000, null),
+    ]);
+    expect(stateAfter(r, 1).devices.has('battery:7')).toBe(false);
+    expect(r.plan.releases).toEqual([]);
+  });
+
+  it('sends no device.seen of a record older than a removal since', () => {
+    // Installation 1 saw the device at T0; it was removed at T0+2s, then claimed again by 2.
+    const r = when(
+      {
+        states: [inA(T0)],
+        index: { 'battery:7': { inst: 2, lastMs: T0 + 9_000, removedMs: T0 + 2_000 } },
+      },
+      [released(1, T0 + 9_000, 2)],
+    );
+    expect(stateAfter(r, 1).devices.has('battery:7')).toBe(false);
+    expect(r.plan.releases).toEqual([]);
+  });
+
+  it('ignores a device.seen that arrives after a removal and is older than it', () => {
+    const held = inA(T0 + 9_000);
+    const seen = { ...released(1, T0 + 1_000, null), type: 'device.seen' as const };
+    const r = when({ states: [held], index: { 'battery:7': { inst: 1, removedMs: T0 + 5_000 } } }, [
+      seen,
+    ]);
+    expect(r.plan.installations.size).toBe(0);
+    // Seen after the removal still counts.
+    const after = when(
+      { states: [held], index: { 'battery:7': { inst: 1, removedMs: T0 + 5_000 } } },
+      [{ ...seen, atMs: T0 + 6_000 }],
+    );
+    expect(record(stateAfter(after, 1))?.firstSeenDate).toBe('2026-01-01T12:00:06+00:00');
+  });
+
+  it("a device moved on twice: the first holder's firstSeenDate reaches the last holder", () => {
+    // 1 -> 2 -> 3: 1 learns of the move to 2 only after 3 has claimed the device.
+    const index = { 'battery:7': { inst: 3, lastMs: T0 + 9_000, prev: 2 } };
+    const dropped = when({ states: [inA(T0)], index }, [released(1, T0 + 5_000, 2)]);
+    expect(dropped.plan.releases).toEqual([{ ...released(3, T0, null), type: 'device.seen' }]);
+    // A device.seen that reaches 2 after the device left is passed on to 3.
+    const atTwo = when({ index }, [{ ...released(2, T0, null), type: 'device.seen' }]);
+    expect(atTwo.plan.releases).toEqual([{ ...released(3, T0, null), type: 'device.seen' }]);
+    const three = stateAfter(when({}, [battery(3, T0 + 9_000, { soe: 60 })]), 3);
+    const atThree = when({ states: [three], index }, atTwo.plan.releases);
+    expect(record(stateAfter(atThree, 3))?.firstSeenDate).toBe('2026-01-01T12:00:00+00:00');
+  });
+
   it('applies a redelivered release once: the second finds nothing to drop', () => {
     const once = stateAfter(when({ states: [inA(T0)] }, [released(1, T0 + 1_000, 2)]), 1);
     const again = when({ states: [once] }, [released(1, T0 + 1_000, 2)]);
