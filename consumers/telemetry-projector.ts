@@ -7,7 +7,7 @@ import {
   parseDeviceReleased,
 } from '../src/projection/device-released.js';
 import { flowExpired } from '../src/projection/flow-of-state.js';
-import { NO_FLOW } from '../src/projection/installation-state.js';
+import { type InstallationState, NO_FLOW } from '../src/projection/installation-state.js';
 import {
   type EventOutcome,
   type ProjectionEvent,
@@ -208,40 +208,44 @@ export function createTelemetryProjector(deps: {
     async ageFlows() {
       for (const partition of owned.partitions()) {
         // Nothing due: no lock, so the partition's batches never queue behind an idle sweep.
-        if (owned.partition(partition).nextDueMs >= deps.clock()) continue;
+        if ((owned.held(partition)?.nextDueMs ?? Number.POSITIVE_INFINITY) >= deps.clock())
+          continue;
         await owned.lock(partition, async () => {
-          const part = owned.partition(partition);
+          // Revoked while waiting for the lock: the new owner sweeps it.
+          const part = owned.held(partition);
+          if (!part) return;
           const now = deps.clock();
-          const at = { nowMs: now, onlineWindowSeconds: deps.onlineWindowSeconds };
           const edge = edgeOf(part, partition);
-          let next = Number.POSITIVE_INFINITY;
           const due: number[] = [];
-          for (const [id, until] of part.evictedDue)
-            if (until < now) due.push(id);
-            else next = Math.min(next, until);
+          for (const [id, until] of part.evictedDue) if (until < now) due.push(id);
+          // Loaded states are refreshed even if memory's bound evicted them again while loading.
+          const candidates = new Map<number, InstallationState>();
           if (due.length > 0) {
-            for (const id of due) part.scheduleEvicted(id, 0);
+            // What loads leaves the schedule for memory (set()); a failed load leaves it due.
             const loaded = await edge.load(due);
+            for (const [id, state] of loaded) candidates.set(id, state);
+            for (const id of due) if (!loaded.has(id)) part.scheduleEvicted(id, 0);
             // Scheduled but no longer expiring (deleted, or written since by another owner).
             const gone = due.filter((id) => !flowExpired(loaded.get(id)?.flow ?? NO_FLOW, now));
             if (gone.length > 0)
               await deps.conn.zrem(flowDueKey(keys, topic, partition), ...gone.map(String));
           }
+          const at = { nowMs: now, onlineWindowSeconds: deps.onlineWindowSeconds };
           const writes: InstallationWrite[] = [];
-          for (const state of part.values()) {
-            if (!flowExpired(state.flow, now)) {
-              if (state.flow.validUntilMs > 0) next = Math.min(next, state.flow.validUntilMs);
-              continue;
-            }
+          for (const state of part.values()) candidates.set(state.id, state);
+          for (const state of candidates.values()) {
+            if (!flowExpired(state.flow, now)) continue;
             const w = refreshFlow(state, at);
             if (w) writes.push(w);
           }
-          // Writes below store their new flows through set(), which lowers it again.
-          part.nextDueMs = next;
-          if (writes.length === 0) return;
-          // A refused write dropped its copy; the next batch of that installation reloads it.
-          const refused = await edge.write(writes);
-          metrics.flowRefreshes.inc({ trigger: 'ageing' }, writes.length - refused.size);
+          if (writes.length > 0) {
+            const refused = await edge.write(writes);
+            metrics.flowRefreshes.inc({ trigger: 'ageing' }, writes.length - refused.size);
+            // A refused write dropped its copy: the next sweep reads the installation again.
+            for (const id of refused) part.scheduleEvicted(id, now);
+          }
+          // Only now: a failure above leaves the partition due, so the next tick tries again.
+          part.recomputeDue();
         });
       }
     },

@@ -20,13 +20,18 @@ export interface PartitionState {
   scheduleEvicted(id: number, validUntilMs: number): void;
   /**
    * No flow held or scheduled here expires before this (epoch ms, a lower bound), so the flow
-   * sweep passes the partition by, without its lock, until then. A sweep sets it afresh.
+   * sweep passes the partition by, without its lock, until then.
    */
-  nextDueMs: number;
+  readonly nextDueMs: number;
+  /** Sets nextDueMs to the earliest flow held or scheduled (a sweep, once its writes are done). */
+  recomputeDue(): void;
 }
 
 export interface OwnedState {
+  /** The partition's state, created on first use (a batch of an assigned partition). */
   partition(partition: number): PartitionState;
+  /** The partition's state if it is still assigned. */
+  held(partition: number): PartitionState | undefined;
   /** Keeps the partitions of the new assignment, forgets every other. */
   retain(partitions: readonly number[]): void;
   /** Runs `work` after the partition's previous work finished. */
@@ -92,6 +97,7 @@ export function createOwnedState(deps: {
           if (!oldest) break;
           states.delete(oldest.id);
           evictions.inc();
+          // Its flow already bounds nextDueMs: set() lowered it, and only recomputeDue() raises it.
           if (oldest.flow.validUntilMs > 0) evictedDue.set(oldest.id, oldest.flow.validUntilMs);
         }
       },
@@ -112,8 +118,10 @@ export function createOwnedState(deps: {
       get nextDueMs() {
         return nextDueMs;
       },
-      set nextDueMs(ms) {
-        nextDueMs = ms;
+      recomputeDue() {
+        nextDueMs = Number.POSITIVE_INFINITY;
+        for (const state of states.values()) due(state.flow.validUntilMs);
+        for (const until of evictedDue.values()) due(until);
       },
     };
   };
@@ -127,6 +135,7 @@ export function createOwnedState(deps: {
       }
       return p;
     },
+    held: (partition) => partitions.get(partition),
     retain(assigned) {
       const keep = new Set(assigned);
       for (const partition of partitions.keys())

@@ -87,6 +87,40 @@ describe('flow ageing by the partition owner', () => {
   });
 });
 
+describe('flow ageing beyond the memory bound', () => {
+  it('ages every flow when the owner holds one installation per partition', async () => {
+    // Each load evicts the state loaded before it: the sweep must still refresh them all and
+    // keep the evicted ones due.
+    const tight = await startHarness('ageing-tight', {
+      env: { ONLINE_WINDOW_SECONDS: '3', CONSUMER_STATE_INSTALLATIONS_PER_PARTITION: '1' },
+    });
+    try {
+      const ids = [464601, 464602, 464603, 464604, 464605, 464606, 464607, 464608];
+      for (const id of ids)
+        await tight.send(tight.config.topics.telemetry, String(id), {
+          type: 'device.state',
+          installationId: id,
+          category: 'battery',
+          deviceId: id,
+          observedAt: iso(Date.now()),
+          state: { powerDc: 100 },
+        });
+      await waitFor('every flow online', async () => {
+        const flows = await Promise.all(ids.map((id) => flowOf(tight, id)));
+        return flows.every((f) => f?.data) || undefined;
+      });
+      for (const id of ids)
+        await waitFor(
+          `flow of ${id} aged out`,
+          async () => ((await flowOf(tight, id))?.data === null ? true : undefined),
+          10_000,
+        );
+    } finally {
+      await tight.stop();
+    }
+  });
+});
+
 describe('flow ageing after a restart', () => {
   it('recomputes the flows of installations the new owner has not met yet', async () => {
     const id = 454545;

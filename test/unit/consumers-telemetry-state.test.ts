@@ -45,8 +45,31 @@ describe('partition state: when its next flow is due', () => {
 
   it('lowers a bound a sweep raised when a later write brings an earlier flow', () => {
     const part = owned();
-    part.nextDueMs = 10_000;
+    part.set(withFlow(1, 10_000));
+    part.recomputeDue();
+    expect(part.nextDueMs).toBe(10_000);
     part.set(withFlow(4, 7_000));
     expect(part.nextDueMs).toBe(7_000);
+  });
+
+  it('recomputes the bound from what it holds and what it scheduled, once flows were refreshed', () => {
+    const part = owned();
+    part.set(withFlow(1, 2_000));
+    part.scheduleEvicted(9, 4_000);
+    // The sweep refreshed installation 1: its flow now never expires.
+    part.set(withFlow(1, 0));
+    expect(part.nextDueMs).toBe(2_000);
+    part.recomputeDue();
+    expect(part.nextDueMs).toBe(4_000);
+  });
+});
+
+describe('owned partitions', () => {
+  it('forgets a revoked partition and does not bring it back on a look-up', () => {
+    const owned = createOwnedState({ installationsPerPartition: 2, registry: new Registry() });
+    owned.partition(0).set(withFlow(1, 1_000));
+    owned.retain([1]);
+    expect(owned.held(0)).toBeUndefined();
+    expect(owned.partitions()).toEqual([]);
   });
 });

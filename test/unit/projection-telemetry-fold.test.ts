@@ -326,7 +326,7 @@ describe('telemetry fold: device moves (docs/projection.md)', () => {
     const atTwo = when({ index }, [{ ...released(2, T0, null), type: 'device.seen' }]);
     expect(atTwo.plan.releases).toEqual([{ ...released(3, T0, null), type: 'device.seen' }]);
     const three = stateAfter(when({}, [battery(3, T0 + 9_000, { soe: 60 })]), 3);
-    const atThree = when({ states: [three], index }, atTwo.plan.releases);
+    const atThree = when({ states: [three], index }, [...atTwo.plan.releases]);
     expect(record(stateAfter(atThree, 3))?.firstSeenDate).toBe('2026-01-01T12:00:00+00:00');
   });
 
