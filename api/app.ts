@@ -63,9 +63,17 @@ export function buildApi(deps: ApiDeps): FastifyInstance {
   // Reader (near-cache), streams and their change-feed subscriber; closed with the app.
   const side = createReadSide({ config, redis, logger: deps.logger, clock });
   // Open streams end before the server closes: close() would otherwise wait for them forever.
+  let closing = false;
   app.addHook('preClose', (done) => {
+    closing = true;
     side.streams.close();
     done();
+  });
+  // A request that arrived before close() and is answered after it ends its connection (Fastify
+  // marks only those arriving later): kept alive, it would hold close() open until its timeout.
+  app.addHook('onSend', (_request, reply, payload, done) => {
+    if (closing) reply.header('connection', 'close');
+    done(null, payload);
   });
   app.addHook('onClose', () => side.close());
   const ctx: RouteContext = {

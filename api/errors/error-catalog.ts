@@ -30,7 +30,7 @@ export const ERROR_CATALOG = {
   TOO_MANY_STREAMS: {
     status: 503,
     meaning:
-      'this API process holds as many open streams as it is configured for; retry later or elsewhere (streams only)',
+      'this API process holds as many open streams as it is configured for, or is shutting down; retry later or elsewhere (streams only)',
   },
 } as const;
 

@@ -57,6 +57,11 @@ export function registerFlowStreamRoute(
       ticket.cancel();
       return reply;
     }
+    // Shutting down since the reservation: a stream started now would hold the close open.
+    if (deps.streams.closing) {
+      ticket.cancel();
+      return sendError(reply, 'TOO_MANY_STREAMS');
+    }
     const lastEventId = request.headers['last-event-id'];
     reply.hijack();
     ticket.start(reply.raw, result.value, typeof lastEventId === 'string' ? lastEventId : null);

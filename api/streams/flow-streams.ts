@@ -25,11 +25,14 @@ export interface StreamTicket {
 
 export interface FlowStreams {
   readonly open: number;
+  /** Set by close(): the process is shutting down, no stream starts any more. */
+  readonly closing: boolean;
   /**
    * Reserves a stream and holds the installation's channel; null over the bound. Read the
    * installation after the returned promise resolves: the subscription is then in place.
    */
   reserve(id: number, keyHash: string): Promise<StreamTicket> | null;
+  /** Ends every open stream and refuses new ones (the server's close waits for open ones). */
   close(): void;
 }
 
@@ -60,6 +63,7 @@ export function createFlowStreams(deps: {
 }): FlowStreams {
   const byInstallation = new Map<number, Set<Stream>>();
   let reserved = 0;
+  let closing = false;
 
   deps.subscriber.on('change', (id) => {
     for (const s of byInstallation.get(id) ?? []) refresh(s);
@@ -149,8 +153,11 @@ export function createFlowStreams(deps: {
     get open() {
       return reserved;
     },
+    get closing() {
+      return closing;
+    },
     reserve(id, keyHash) {
-      if (reserved >= deps.maxStreams) return null;
+      if (closing || reserved >= deps.maxStreams) return null;
       reserved++;
       let settled = false;
       return deps.subscriber.hold(id).then(() => ({
@@ -188,6 +195,7 @@ export function createFlowStreams(deps: {
       }));
     },
     close() {
+      closing = true;
       clearInterval(heartbeat);
       for (const group of [...byInstallation.values()]) for (const s of [...group]) end(s);
     },

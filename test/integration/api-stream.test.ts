@@ -1,9 +1,10 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { etagOf } from '../../api/http/etag.js';
 import { changeChannel } from '../../src/read-model/keys.js';
-import { testRedis, waitFor } from '../support/stack.js';
+import { redisUrl, testRedis, waitFor } from '../support/stack.js';
 import { testApi } from '../support-api/api-harness.js';
 import { device, installation, newApiKey } from '../support-api/fixtures.js';
+import { startGatedProxy } from '../support-api/gated-proxy.js';
 import { openSse, type SseStream } from '../support-api/sse-client.js';
 
 // beyond.md §5, over real sockets against a read model written by the consumers' own stores:
@@ -269,5 +270,38 @@ describe('API shutdown with open streams', () => {
     await s.next();
     await api.close();
     await s.closed(1_000);
+  });
+
+  it('refuses a stream asked for during shutdown with the JSON envelope, and still closes', async () => {
+    // The API reaches Redis through a proxy that holds its commands: the stream request is in
+    // flight when close() begins, and goes on once they are let through.
+    const proxy = await startGatedProxy(redisUrl());
+    const api = testApi({ redisUrl: proxy.url });
+    try {
+      const key = newApiKey();
+      await api.ready();
+      await api.seed.installation(installation(251));
+      await api.seed.liveKey(key, { app: 1, installations: [installation(251)] });
+      const origin = await api.app.listen({ host: '127.0.0.1', port: 0 });
+      proxy.hold();
+      const late = openSse(
+        `${origin}${api.config.api.basePath}/streams/installationCurrentEnergyFlow?installationId=251`,
+        { 'api-key': key },
+      );
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      const closed = api.close();
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      proxy.release();
+      const s = await late;
+      expect(s.status).toBe(503);
+      expect(s.body).toBe('{"valid":false,"error":"TOO_MANY_STREAMS"}');
+      await Promise.race([
+        closed,
+        new Promise((_, reject) => setTimeout(() => reject(new Error('close hung')), 3_000)),
+      ]);
+    } finally {
+      proxy.release();
+      await proxy.close();
+    }
   });
 });
