@@ -226,7 +226,8 @@ describe('e2e: scale-out, two consumers and two API replicas', () => {
       apiKey: reader,
       workersPerReplica: 2,
       pauseMs: 10,
-      timeoutMs: 5_000,
+      // Generous: a loaded 2-core machine may be slow; a hung request still fails the test.
+      timeoutMs: 15_000,
     });
     let tally: PollTally | undefined;
     try {
