@@ -36,6 +36,12 @@ export interface StoredFlow {
   readonly memo: Memo | null;
 }
 
+export interface StoredInstallations {
+  readonly installations: StoredInstallation[];
+  /** The answer built from them, kept with the key view cache's entry (null: built per request). */
+  readonly memo: { body: Representation | null } | null;
+}
+
 export interface StoredDevices {
   /** The devices hash as flat field/value pairs of stored bytes. */
   readonly pairs: readonly Buffer[];
@@ -65,7 +71,7 @@ export interface ApiReader {
   /** Whether the key is live at `nowMs` (used when parameters are bad: auth answers first). */
   keyLive(keyHash: string, nowMs: number): Promise<boolean>;
   /** Every installation the key may read, in no particular order. */
-  installations(keyHash: string, nowMs: number): Promise<Access<StoredInstallation[]>>;
+  installations(keyHash: string, nowMs: number): Promise<Access<StoredInstallations>>;
   devices(keyHash: string, id: number, nowMs: number): Promise<Access<StoredDevices>>;
   flow(keyHash: string, id: number, nowMs: number): Promise<Access<StoredFlow>>;
   /** `flow` of each id, in order: one one-slot command per installation, never a cross-slot one. */
@@ -96,24 +102,9 @@ export function createApiReader(connection: Redis, keys: ReadModelKeys): ApiRead
     keyLive,
 
     async installations(keyHash, nowMs) {
-      const flat = await hgetallFlat(redis, keys.keyView(keyHash));
-      let app: string | null = null;
-      let exp: string | null = null;
-      const list: StoredInstallation[] = [];
-      for (let i = 0; i + 1 < flat.length; i += 2) {
-        const field = flat[i] as Buffer;
-        const value = flat[i + 1] as Buffer;
-        const id = installationIdOf(field);
-        if (id !== null) {
-          list.push({ id, json: value });
-          continue;
-        }
-        const name = field.toString('latin1');
-        if (name === 'app') app = value.toString('latin1');
-        else if (name === 'exp') exp = value.toString('latin1');
-      }
-      if (!isViewLive(app, exp, nowMs)) return UNAUTHORIZED;
-      return { kind: 'ok', value: list };
+      const view = parseKeyView(await hgetallFlat(redis, keys.keyView(keyHash)), 0);
+      if (!isViewLive(view.app, view.exp, nowMs)) return UNAUTHORIZED;
+      return { kind: 'ok', value: { installations: view.installations, memo: null } };
     },
 
     async devices(keyHash, id, nowMs) {
@@ -158,6 +149,33 @@ export function createApiReader(connection: Redis, keys: ReadModelKeys): ApiRead
       };
     },
   };
+}
+
+/** A key view as stored: its liveness fields and its installations, in no particular order. */
+export interface KeyView {
+  readonly app: string | null;
+  readonly exp: string | null;
+  readonly installations: StoredInstallation[];
+}
+
+/** A key view from its flat HGETALL pairs, starting at `from`. */
+export function parseKeyView(flat: readonly Buffer[], from: number): KeyView {
+  let app: string | null = null;
+  let exp: string | null = null;
+  const installations: StoredInstallation[] = [];
+  for (let i = from; i + 1 < flat.length; i += 2) {
+    const field = flat[i] as Buffer;
+    const value = flat[i + 1] as Buffer;
+    const id = installationIdOf(field);
+    if (id !== null) {
+      installations.push({ id, json: value });
+      continue;
+    }
+    const name = field.toString('latin1');
+    if (name === 'app') app = value.toString('latin1');
+    else if (name === 'exp') exp = value.toString('latin1');
+  }
+  return { app, exp, installations };
 }
 
 // installationField(id) is a fixed prefix and the decimal id.

@@ -11,6 +11,7 @@ const SCRIPTS = {
   apiReadDevices: loadScript(dir, 'read-devices-3.lua', { readOnly: true }),
   apiReadFlow: loadScript(dir, 'read-flow-4.lua', { readOnly: true }),
   apiReadSnapshot: loadScript(dir, 'read-snapshot-4.lua', { readOnly: true }),
+  apiReadKeyView: loadScript(dir, 'read-key-view-2.lua', { readOnly: true }),
 } as const;
 
 type Args = [...keys: string[], keyHash: string, nowMs: number];
@@ -19,6 +20,8 @@ export interface ApiRedis extends Redis {
   apiReadDevicesBuffer(...args: Args): Promise<Buffer[] | null>;
   apiReadFlow(...args: Args): Promise<string[] | null>;
   apiReadSnapshotBuffer(...args: Args): Promise<Buffer[] | null>;
+  /** The key view's generation (empty when none), then its flat field/value pairs. */
+  apiReadKeyViewBuffer(view: string, generation: string): Promise<Buffer[]>;
 }
 
 export function withApiScripts(redis: Redis): ApiRedis {

@@ -3,6 +3,7 @@ import type { ReadModelKeys } from '../../src/read-model/keys.js';
 import type { Access, ApiReader, Memo, StoredFlow } from './api-reader.js';
 import { withApiScripts } from './api-scripts.js';
 import type { ChangeSubscriber } from './change-subscriber.js';
+import type { KeyViewCache } from './key-view-cache.js';
 
 // The near-cache: per installation, what the per-installation scripts read (the acl entries of
 // the keys that read it here, the stored flow with its validUntil, the devices hash), in a
@@ -180,11 +181,11 @@ export function createNearCache(deps: {
   };
 }
 
-/** The devices and flow reads of `base`, served through the cache; the rest unchanged. */
-export function cachedReader(base: ApiReader, cache: NearCache): ApiReader {
+/** The reads of `base` served through the caches: devices and flow here, key views there. */
+export function cachedReader(base: ApiReader, cache: NearCache, keyViews: KeyViewCache): ApiReader {
   return {
     keyLive: base.keyLive,
-    installations: base.installations,
+    installations: keyViews.installations,
     async devices(keyHash, id, nowMs) {
       const r = await cache.read(keyHash, id, nowMs);
       if (r.kind !== 'ok') return r;

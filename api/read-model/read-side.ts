@@ -6,11 +6,17 @@ import { createFlowStreams, type FlowStreams } from '../streams/flow-streams.js'
 import { type ApiReader, createApiReader } from './api-reader.js';
 import { createChangeSubscriber } from './change-subscriber.js';
 import { watchEpoch } from './epoch-watch.js';
+import { createKeyViewCache } from './key-view-cache.js';
 import { cachedReader, createNearCache, type NearCache } from './near-cache.js';
 
 // The API's read side in one place: the reader the routes use (through the near-cache unless
 // API_NEAR_CACHE_ENTRIES=0), and the open streams; both ride the one change subscriber, whose
 // connection opens on first use.
+
+// Key views kept for getInstallations, as many as the route kept answers before. An entry of a
+// key with 200 installations holds ~55 KB (the reply's bytes and the ~27 KB body), more once a
+// compressed variant was asked for; most keys see far fewer installations.
+const KEY_VIEWS_KEPT = 10_000;
 
 export interface ReadSide {
   readonly reader: ApiReader;
@@ -47,15 +53,18 @@ export function createReadSide(deps: {
     heartbeatMs: api.streamHeartbeatMs,
     logger: deps.logger,
   });
+  const keyViews = createKeyViewCache({ redis: deps.redis, keys, entries: KEY_VIEWS_KEPT });
+  subscriber.on('reset', () => keyViews.clear());
   // A rebuild deletes without announcing: cache entries and streams then re-read.
   const epoch = watchEpoch({ redis: deps.redis, keys, onChange: () => subscriber.invalidate() });
   return {
-    reader: api.nearCacheEntries === 0 ? base : cachedReader(base, cache),
+    reader: api.nearCacheEntries === 0 ? base : cachedReader(base, cache, keyViews),
     cache,
     streams,
     async close() {
       streams.close();
       cache.clear();
+      keyViews.clear();
       await Promise.all([subscriber.close(), epoch.stop()]);
     },
   };

@@ -1,0 +1,91 @@
+import type { Redis } from 'ioredis';
+import { keyViewGenerationKey, type ReadModelKeys } from '../../src/read-model/keys.js';
+import { isViewLive } from './access-check.js';
+import { type Access, type KeyView, parseKeyView, type StoredInstallations } from './api-reader.js';
+import { withApiScripts } from './api-scripts.js';
+
+// getInstallations through memory. Every write of a key view sets a generation no earlier write
+// used (write-key-view-2.lua: the application's recompute counter; a revocation, an expiry change
+// or a lost grant is such a write, and so is a deletion), so a view read together with its
+// generation is current for as long as that generation stands. A request reads the generation
+// alone (a GET of a few bytes) and answers from memory when it matches; otherwise it reads the
+// view and its generation in one script and keeps both. Liveness is still judged per request
+// against the view's `exp`, as the uncached read does, and a refusal is never kept: an unknown,
+// revoked or expired key costs the same read whatever this process remembers.
+
+export interface KeyViewCache {
+  installations(keyHash: string, nowMs: number): Promise<Access<StoredInstallations>>;
+  readonly size: number;
+  /** Forgets every view (the read model was rebuilt underneath). */
+  clear(): void;
+}
+
+interface Entry {
+  readonly generation: string;
+  readonly view: KeyView;
+  readonly read: StoredInstallations;
+}
+
+const UNAUTHORIZED = { kind: 'unauthorized' } as const;
+
+export function createKeyViewCache(deps: {
+  redis: Redis;
+  keys: ReadModelKeys;
+  /** Views kept at most, least recently used out first. */
+  entries: number;
+}): KeyViewCache {
+  const redis = withApiScripts(deps.redis);
+  const { keys } = deps;
+  // Map order is insertion order: re-inserting on a hit makes the first key the least recent.
+  const lru = new Map<string, Entry>();
+  // Bumped by clear(): a read begun before it is not kept.
+  let era = 0;
+
+  const answer = (entry: Entry, nowMs: number): Access<StoredInstallations> =>
+    isViewLive(entry.view.app, entry.view.exp, nowMs)
+      ? { kind: 'ok', value: entry.read }
+      : UNAUTHORIZED;
+
+  async function fill(keyHash: string, nowMs: number): Promise<Access<StoredInstallations>> {
+    const begun = era;
+    const flat = await redis.apiReadKeyViewBuffer(
+      keys.keyView(keyHash),
+      keyViewGenerationKey(keys, keyHash),
+    );
+    const generation = String(flat[0] ?? '');
+    const view = parseKeyView(flat, 1);
+    if (!isViewLive(view.app, view.exp, nowMs)) {
+      lru.delete(keyHash);
+      return UNAUTHORIZED;
+    }
+    const read = { installations: view.installations, memo: { body: null } };
+    // A view written without a generation cannot be checked cheaply: it is read every time.
+    if (generation !== '' && begun === era) {
+      lru.delete(keyHash);
+      lru.set(keyHash, { generation, view, read });
+      if (lru.size > deps.entries) lru.delete(lru.keys().next().value as string);
+    }
+    return { kind: 'ok', value: read };
+  }
+
+  return {
+    get size() {
+      return lru.size;
+    },
+    clear() {
+      era++;
+      lru.clear();
+    },
+    async installations(keyHash, nowMs) {
+      const entry = lru.get(keyHash);
+      if (entry === undefined) return fill(keyHash, nowMs);
+      const generation = await redis.get(keyViewGenerationKey(keys, keyHash));
+      // Cleared or replaced meanwhile: whatever was read before the GET is not this entry.
+      if (generation !== entry.generation || lru.get(keyHash) !== entry)
+        return fill(keyHash, nowMs);
+      lru.delete(keyHash);
+      lru.set(keyHash, entry);
+      return answer(entry, nowMs);
+    },
+  };
+}
