@@ -3,6 +3,7 @@ import { keyViewGenerationKey, type ReadModelKeys } from '../../src/read-model/k
 import { isViewLive } from './access-check.js';
 import { type Access, type KeyView, parseKeyView, type StoredInstallations } from './api-reader.js';
 import { withApiScripts } from './api-scripts.js';
+import { writeBatcher } from './write-batching.js';
 
 // getInstallations through memory. Every write of a key view sets a generation no earlier write
 // used (write-key-view-2.lua: the application's recompute counter; a revocation, an expiry change
@@ -36,6 +37,8 @@ export function createKeyViewCache(deps: {
 }): KeyViewCache {
   const redis = withApiScripts(deps.redis);
   const { keys } = deps;
+  // The generation's GET has a reply of a few bytes: requests of one turn share a socket write.
+  const hold = writeBatcher(redis);
   // Map order is insertion order: re-inserting on a hit makes the first key the least recent.
   const lru = new Map<string, Entry>();
   // Bumped by clear(): a read begun before it is not kept.
@@ -79,6 +82,7 @@ export function createKeyViewCache(deps: {
     async installations(keyHash, nowMs) {
       const entry = lru.get(keyHash);
       if (entry === undefined) return fill(keyHash, nowMs);
+      hold();
       const generation = await redis.get(keyViewGenerationKey(keys, keyHash));
       // Cleared or replaced meanwhile: whatever was read before the GET is not this entry.
       if (generation !== entry.generation || lru.get(keyHash) !== entry)
