@@ -1,8 +1,15 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 
 // Tests that need Kafka and Redis share one stack (test/setup/global-setup.ts): the native one by
 // default, testcontainers with TEST_STACK=containers, which also runs the Docker-image tests.
 const containers = process.env.TEST_STACK === 'containers';
+// TEST_REDIS=cluster runs the suites on a Redis Cluster. Left out there: the tests that count
+// socket writes on the one connection a single Redis has (round trips per request or batch).
+const cluster = process.env.TEST_REDIS === 'cluster';
+const singleRedisOnly = [
+  'test/integration/api-round-trips.test.ts',
+  'test/integration/consumers-device-store.test.ts',
+];
 const stack = {
   globalSetup: ['test/setup/global-setup.ts'],
   testTimeout: 60_000,
@@ -22,7 +29,10 @@ export default defineConfig({
             'test/integration/**/*.test.ts',
             'test/e2e/**/*.test.ts',
             ...(containers ? ['test/containers/**/*.test.ts'] : []),
+            // Takes a master down: run alone (npm run test:failover).
+            ...(cluster ? ['test/cluster/**/*.test.ts'] : []),
           ],
+          exclude: [...configDefaults.exclude, ...(cluster ? singleRedisOnly : [])],
           ...stack,
         },
       },

@@ -1,8 +1,8 @@
 import formbody from '@fastify/formbody';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import type { Redis } from 'ioredis';
 import type { Config } from '../src/config.js';
 import { createKeys } from '../src/read-model/keys.js';
+import type { RedisClient } from '../src/read-model/redis-connection.js';
 import { decorateKeyHash } from './auth/authenticate.js';
 import { createClientErrorHandler, createEdgeServer } from './edge/http-server.js';
 import type { TransportErrorCode } from './errors/error-catalog.js';
@@ -23,7 +23,7 @@ import type { RouteContext } from './routes/route-context.js';
 export interface ApiDeps {
   readonly config: Config;
   readonly logger: FastifyBaseLogger;
-  readonly redis: Redis;
+  readonly redis: RedisClient;
   readonly clock?: () => number;
 }
 

@@ -6,7 +6,7 @@ import { createApiRedis } from './redis-client.js';
 // Composition root of the API process: config, logger, Redis, app; graceful shutdown.
 const config = loadConfig();
 const logger = createLogger({ level: config.logLevel, name: 'api' });
-const redis = createApiRedis(config.redis.url, config.api.redisCommandTimeoutMs);
+const redis = createApiRedis(config.redis, config.api.redisCommandTimeoutMs);
 redis.on('error', (error) => logger.warn({ err: { message: error.message } }, 'redis error'));
 const app = buildApi({ config, logger, redis });
 

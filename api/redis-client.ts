@@ -1,11 +1,12 @@
-import { Redis } from 'ioredis';
+import type { Config } from '../src/config.js';
+import { connectRedis, type RedisClient } from '../src/read-model/redis-connection.js';
 
 /**
  * The API's Redis connection: commands fail at once while disconnected (no offline queue) and
  * after a bounded time otherwise, so a request answers 500 promptly instead of hanging.
  */
-export function createApiRedis(url: string, commandTimeoutMs: number): Redis {
-  return new Redis(url, {
+export function createApiRedis(redis: Config['redis'], commandTimeoutMs: number): RedisClient {
+  return connectRedis(redis, {
     enableOfflineQueue: false,
     commandTimeout: commandTimeoutMs,
     maxRetriesPerRequest: 0,

@@ -1,4 +1,3 @@
-import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { Config } from '../src/config.js';
@@ -7,6 +6,7 @@ import { createAccessFactStore } from '../src/read-model/access-fact-store.js';
 import { createAccessViewStore } from '../src/read-model/access-store.js';
 import { createInstallationStore } from '../src/read-model/installation-store.js';
 import { createKeys } from '../src/read-model/keys.js';
+import { duplicateConnection, type RedisClient } from '../src/read-model/redis-connection.js';
 import { createAccessProjector } from './access-projector.js';
 import { createDeadLetterWriter } from './dead-letter.js';
 import { startFlowAgeing } from './flow-ageing.js';
@@ -17,7 +17,8 @@ import { startLagMonitor } from './lag-monitor.js';
 import { type ConsumerFailure, reportFailure } from './liveness.js';
 import { createConsumerMetrics } from './metrics.js';
 import { startModelGuard } from './model-guard.js';
-import { createTopicRunner, type TopicRunner } from './runner.js';
+import { waitingForReplicas } from './replica-wait.js';
+import { createTopicRunner, type Projector, type TopicRunner } from './runner.js';
 import { createTelemetryProjector } from './telemetry-projector.js';
 import { createOwnedState } from './telemetry-state.js';
 
@@ -25,7 +26,7 @@ export interface ConsumerDeps {
   readonly config: Config;
   readonly logger: Logger;
   readonly kafka: KafkaClient;
-  readonly redis: Redis;
+  readonly redis: RedisClient;
   /** Epoch ms; injectable so tests control time. */
   readonly clock?: () => number;
   /**
@@ -73,9 +74,9 @@ export async function startConsumers(deps: ConsumerDeps): Promise<ConsumerApp> {
   const deadLetter = createDeadLetterWriter({ producer, topic: config.topics.deadletter });
 
   // Each writer keeps a connection of its own, so one slow pipeline does not queue the others.
-  const connections: Redis[] = [];
+  const connections: RedisClient[] = [];
   const dedicated = () => {
-    const conn = deps.redis.duplicate();
+    const conn = duplicateConnection(deps.redis);
     // Failed commands surface in the retrying runner; the event only needs a listener.
     conn.on('error', (error) => logger.debug({ err: error }, 'redis connection error'));
     connections.push(conn);
@@ -110,9 +111,18 @@ export async function startConsumers(deps: ConsumerDeps): Promise<ConsumerApp> {
       beforeDeadLetter: () => guard.assertIntact(),
     });
 
+  // Offsets commit once the batch's writes are where CONSUMER_WAIT_REPLICAS asks (replica-wait.ts).
+  const durable = (projector: Projector, conn: RedisClient) =>
+    waitingForReplicas(
+      projector,
+      conn,
+      config.consumer.waitReplicas,
+      config.consumer.waitTimeoutMs,
+    );
+  const telemetryConn = dedicated();
   const telemetry = createTelemetryProjector({
     topic: config.topics.telemetry,
-    conn: dedicated(),
+    conn: telemetryConn,
     keys,
     owned: createOwnedState({
       installationsPerPartition: config.consumer.stateInstallationsPerPartition,
@@ -132,7 +142,7 @@ export async function startConsumers(deps: ConsumerDeps): Promise<ConsumerApp> {
   const telemetryRunner: TopicRunner = runner(
     config.topics.telemetry,
     'telemetry',
-    telemetry,
+    durable(telemetry, telemetryConn),
     config.consumer.telemetryConcurrency,
     // The partitions this process owns now: the state of any other is forgotten.
     () => telemetry.assigned(telemetryRunner.assignment()),
@@ -143,24 +153,30 @@ export async function startConsumers(deps: ConsumerDeps): Promise<ConsumerApp> {
     runner(
       config.topics.installations,
       'installations',
-      createInstallationsProjector({
-        topic: config.topics.installations,
-        store: createInstallationStore({ conn: installationsConn, keys }),
-        access: createAccessViewStore({ conn: installationsConn, keys }),
-        metrics,
-        logger,
-      }),
+      durable(
+        createInstallationsProjector({
+          topic: config.topics.installations,
+          store: createInstallationStore({ conn: installationsConn, keys }),
+          access: createAccessViewStore({ conn: installationsConn, keys }),
+          metrics,
+          logger,
+        }),
+        installationsConn,
+      ),
     ),
     runner(
       config.topics.access,
       'access',
-      createAccessProjector({
-        topic: config.topics.access,
-        facts: createAccessFactStore({ conn: accessConn, keys }),
-        views: createAccessViewStore({ conn: accessConn, keys }),
-        metrics,
-        logger,
-      }),
+      durable(
+        createAccessProjector({
+          topic: config.topics.access,
+          facts: createAccessFactStore({ conn: accessConn, keys }),
+          views: createAccessViewStore({ conn: accessConn, keys }),
+          metrics,
+          logger,
+        }),
+        accessConn,
+      ),
     ),
     telemetryRunner,
   ];

@@ -1,6 +1,6 @@
-import { Redis } from 'ioredis';
 import { loadConfig } from '../src/config.js';
 import { createLogger } from '../src/logger.js';
+import { connectRedis } from '../src/read-model/redis-connection.js';
 import { startConsumers } from './app.js';
 import { startHealthServer } from './health-server.js';
 import { createKafkajsClient } from './kafka/kafkajs-client.js';
@@ -9,7 +9,7 @@ import { createKafkajsClient } from './kafka/kafkajs-client.js';
 
 const config = loadConfig();
 const logger = createLogger({ level: config.logLevel, name: 'consumers' });
-const redis = new Redis(config.redis.url, { maxRetriesPerRequest: 1, enableAutoPipelining: false });
+const redis = connectRedis(config.redis, { maxRetriesPerRequest: 1 });
 redis.on('error', (error) => logger.warn({ err: error }, 'redis connection error'));
 const kafka = createKafkajsClient({
   brokers: config.kafka.brokers,

@@ -1,7 +1,7 @@
-import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { markEpochComplete, readEpoch, writeEpoch } from '../src/read-model/epoch.js';
 import type { ReadModelKeys } from '../src/read-model/keys.js';
+import type { RedisClient } from '../src/read-model/redis-connection.js';
 import type { Admin } from './kafka/client.js';
 import { isRetriable } from './retriable.js';
 
@@ -33,7 +33,7 @@ export interface ModelGuard {
 }
 
 export async function startModelGuard(deps: {
-  redis: Redis;
+  redis: RedisClient;
   keys: ReadModelKeys;
   admin: Admin;
   groups: ReadonlyArray<{ readonly topic: string; readonly groupId: string }>;

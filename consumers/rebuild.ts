@@ -1,11 +1,11 @@
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { loadConfig } from '../src/config.js';
 import { createLogger } from '../src/logger.js';
 import { writeEpoch } from '../src/read-model/epoch.js';
 import { createKeys } from '../src/read-model/keys.js';
+import { connectRedis, type RedisClient, scanKeys } from '../src/read-model/redis-connection.js';
 import type { KafkaClient } from './kafka/client.js';
 import { createKafkajsClient } from './kafka/kafkajs-client.js';
 
@@ -26,7 +26,7 @@ export interface RebuildResult {
 
 export async function rebuildReadModel(deps: {
   kafka: KafkaClient;
-  redis: Redis;
+  redis: RedisClient;
   keyPrefix: string;
   groups: ReadonlyArray<{ readonly topic: string; readonly groupId: string }>;
   clock: () => number;
@@ -42,15 +42,11 @@ export async function rebuildReadModel(deps: {
       await admin.resetToStart(groupId, topic);
       toReplay[topic] = total.toString();
     }
-    // One key per command, so each touches one slot (on Redis Cluster, run per master).
+    // One key per command, so each touches one slot; on a cluster, every master is scanned.
     let keysDeleted = 0;
     const pattern = `${deps.keyPrefix.replace(/[*?[\]\\]/g, '\\$&')}*`;
-    let cursor = '0';
-    do {
-      const [next, found] = await deps.redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
-      cursor = next;
+    for await (const found of scanKeys(deps.redis, pattern))
       for (const key of found) keysDeleted += await deps.redis.unlink(key);
-    } while (cursor !== '0');
     // Last: a rebuild interrupted before this point leaves the marker missing, so the
     // consumers still refuse to start and the command is simply run again.
     const marker = await writeEpoch(deps.redis, createKeys(deps.keyPrefix), deps.clock(), {
@@ -71,7 +67,7 @@ async function main(): Promise<void> {
     clientId: `${config.kafka.clientId}-rebuild`,
     logger,
   });
-  const redis = new Redis(config.redis.url, { maxRetriesPerRequest: 1 });
+  const redis = connectRedis(config.redis, { maxRetriesPerRequest: 1 });
   try {
     const done = await rebuildReadModel({
       kafka,

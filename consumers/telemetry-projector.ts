@@ -1,4 +1,3 @@
-import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { Counter } from 'prom-client';
 import { parseTelemetryMessage } from '../src/domain/event-parse.js';
@@ -15,6 +14,7 @@ import {
 } from '../src/projection/telemetry-fold.js';
 import type { InstallationWrite } from '../src/projection/write-plan.js';
 import { flowDueKey, type ReadModelKeys } from '../src/read-model/keys.js';
+import type { RedisClient } from '../src/read-model/redis-connection.js';
 import { createTelemetryEdge } from '../src/read-model/telemetry-edge.js';
 import type { Rejection } from './dead-letter.js';
 import type { KafkaBatch, KafkaMessage } from './kafka/client.js';
@@ -48,7 +48,7 @@ type Accepted = { readonly message: KafkaMessage; readonly event: ProjectionEven
 
 export function createTelemetryProjector(deps: {
   topic: string;
-  conn: Redis;
+  conn: RedisClient;
   keys: ReadModelKeys;
   owned: OwnedState;
   clock: () => number;

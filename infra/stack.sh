@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Starts, stops and checks the project's own Kafka (KRaft, single node) and Redis on loopback.
 # Idempotent: a running service is left alone. Logs and data live under $STACK_DIR (git-ignored).
-# Usage: infra/stack.sh start|stop|status [kafka|redis]
+# On request (`redis-cluster`, never by default), a 3-master / 3-replica Redis Cluster from the
+# same redis-server, on REDIS_CLUSTER_PORT_BASE (17001) .. +5.
+# Usage: infra/stack.sh start|stop|status [kafka|redis|redis-cluster]
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -12,6 +14,8 @@ REDIS_PORT="${REDIS_PORT:-16379}"
 KAFKA_HEAP_OPTS="${KAFKA_HEAP_OPTS:--Xms256m -Xmx1g}"
 KAFKA_DIR="$STACK_DIR/kafka"
 REDIS_DIR="$STACK_DIR/redis"
+CLUSTER_PORT_BASE="${REDIS_CLUSTER_PORT_BASE:-17001}"
+CLUSTER_DIR="$STACK_DIR/redis-cluster"
 
 die() { echo "stack: $*" >&2; exit 1; }
 log() { echo "stack: $*"; }
@@ -123,22 +127,93 @@ redis_start() {
   log "redis started on 127.0.0.1:$REDIS_PORT (data: $REDIS_DIR)"
 }
 
+cluster_ports() { for i in 0 1 2 3 4 5; do echo $((CLUSTER_PORT_BASE + i)); done; }
+
+cluster_ok() { # port: this node sees every slot served
+  redis-cli -p "$1" cluster info 2>/dev/null | grep -q '^cluster_state:ok'
+}
+
+cluster_start() {
+  bash "$ROOT/infra/ensure-package.sh" redis-server redis-server || die "redis-server is missing"
+  bash "$ROOT/infra/ensure-package.sh" redis-cli redis-tools || die "redis-cli is missing"
+  local ports; mapfile -t ports < <(cluster_ports)
+  for p in "${ports[@]}"; do
+    local dir="$CLUSTER_DIR/$p"
+    mkdir -p "$dir"
+    pid_alive "$dir/redis.pid" && port_open "$p" && continue
+    port_open "$p" && die "port $p is taken by another process; set REDIS_CLUSTER_PORT_BASE"
+    # As the single Redis (AOF, fsync always, noeviction), plus cluster mode. A short node
+    # timeout makes a failover take seconds; validity factor 0: a replica may always take over.
+    redis-server --port "$p" --bind 127.0.0.1 --daemonize yes \
+      --dir "$dir" --pidfile "$dir/redis.pid" --logfile "$dir/redis.log" \
+      --appendonly yes --appendfsync always --save "" --maxmemory-policy noeviction \
+      --cluster-enabled yes --cluster-config-file nodes.conf --cluster-node-timeout 2000 \
+      --cluster-replica-validity-factor 0
+  done
+  for p in "${ports[@]}"; do
+    for _ in $(seq 1 100); do [ -f "$CLUSTER_DIR/$p/redis.pid" ] && break; sleep 0.1; done
+    wait_for_port "$p" 20 "$CLUSTER_DIR/$p/redis.pid" "$CLUSTER_DIR/$p/redis.log"
+  done
+  # Created once: nodes.conf keeps the cluster across restarts of its nodes.
+  if [ "$(redis-cli -p "${ports[0]}" cluster info | tr -d '\r' | sed -n 's/^cluster_known_nodes://p')" = 1 ]; then
+    local addrs=(); for p in "${ports[@]}"; do addrs+=("127.0.0.1:$p"); done
+    redis-cli --cluster create "${addrs[@]}" --cluster-replicas 1 --cluster-yes \
+      >"$CLUSTER_DIR/create.log" 2>&1 || { tail -n 30 "$CLUSTER_DIR/create.log" >&2; die "creating the Redis Cluster failed"; }
+  fi
+  # Ready when every node serves all slots and knows three replicas, each in sync with its master.
+  local deadline=$((SECONDS + 60))
+  for p in "${ports[@]}"; do
+    until cluster_ok "$p" && [ "$(redis-cli -p "$p" cluster nodes | grep -cE '[ ,]slave ')" = 3 ]; do
+      [ "$SECONDS" -lt "$deadline" ] || die "Redis Cluster not ok on port $p after 60 s (logs: $CLUSTER_DIR/$p)"
+      sleep 0.2
+    done
+    if redis-cli -p "$p" role | head -1 | grep -q slave; then
+      until redis-cli -p "$p" info replication | grep -q '^master_link_status:up'; do
+        [ "$SECONDS" -lt "$deadline" ] || die "replica $p not in sync after 60 s (logs: $CLUSTER_DIR/$p)"
+        sleep 0.2
+      done
+    fi
+  done
+  log "redis cluster started on 127.0.0.1:${ports[0]}-${ports[5]} (data: $CLUSTER_DIR)"
+}
+
+cluster_stop() {
+  local p; for p in $(cluster_ports); do stop_pid "$CLUSTER_DIR/$p/redis.pid" "redis-cluster node $p"; done
+}
+
+cluster_status() {
+  local rc=0 p
+  for p in $(cluster_ports); do
+    if pid_alive "$CLUSTER_DIR/$p/redis.pid" && cluster_ok "$p"; then :; else rc=1; fi
+  done
+  if [ $rc -eq 0 ]; then echo "redis-cluster: running on 127.0.0.1:$CLUSTER_PORT_BASE-$((CLUSTER_PORT_BASE + 5))"
+  else echo "redis-cluster: stopped or not ok"; fi
+  return $rc
+}
+
 status_of() { # name pidfile port
   if pid_alive "$2" && port_open "$3"; then echo "$1: running on 127.0.0.1:$3"; else echo "$1: stopped"; return 1; fi
 }
 
 cmd="${1:-status}"; what="${2:-all}"
+case "$cmd/$what" in
+  start/redis-cluster) cluster_start; exit 0 ;;
+  stop/redis-cluster) cluster_stop; exit 0 ;;
+  status/redis-cluster) cluster_status; exit $? ;;
+esac
 case "$cmd" in
   start)
     [ "$what" = redis ] || kafka_start
     [ "$what" = kafka ] || redis_start ;;
   stop)
     [ "$what" = redis ] || stop_pid "$KAFKA_DIR/kafka.pid" kafka
-    [ "$what" = kafka ] || stop_pid "$REDIS_DIR/redis.pid" redis ;;
+    [ "$what" = kafka ] || stop_pid "$REDIS_DIR/redis.pid" redis
+    # A cluster left running is stopped with everything else.
+    [ "$what" != all ] || cluster_stop ;;
   status)
     rc=0
     [ "$what" = redis ] || status_of kafka "$KAFKA_DIR/kafka.pid" "$KAFKA_PORT" || rc=1
     [ "$what" = kafka ] || status_of redis "$REDIS_DIR/redis.pid" "$REDIS_PORT" || rc=1
     exit $rc ;;
-  *) die "usage: infra/stack.sh start|stop|status [kafka|redis]" ;;
+  *) die "usage: infra/stack.sh start|stop|status [kafka|redis|redis-cluster]" ;;
 esac

@@ -9,6 +9,15 @@ const envSchema = z.object({
   KAFKA_CLIENT_ID: z.string().min(1).default('read-model'),
   REDIS_URL: z.string().url().default('redis://127.0.0.1:16379'),
   REDIS_KEY_PREFIX: z.string().default('rm:'),
+  // host:port,… of Redis Cluster nodes: set, every process uses the cluster (REDIS_URL then
+  // only lends its credentials); empty, the one Redis at REDIS_URL.
+  REDIS_CLUSTER_NODES: z
+    .string()
+    .default('')
+    .refine(
+      (v) => v.trim() === '' || v.split(',').every((n) => /^[^\s:]+:\d{1,5}$/.test(n.trim())),
+      'host:port,host:port,…',
+    ),
   TOPIC_INSTALLATIONS: z.string().min(1).default('installations.v1'),
   TOPIC_TELEMETRY: z.string().min(1).default('device-telemetry.v1'),
   TOPIC_ACCESS: z.string().min(1).default('access-changes.v1'),
@@ -18,6 +27,8 @@ const envSchema = z.object({
   CONSUMER_HEALTH_HOST: z.string().min(1).default('127.0.0.1'),
   CONSUMER_FLOW_SWEEP_MS: positiveInt.default(1_000),
   CONSUMER_MAX_RETRY_DELAY_MS: positiveInt.default(5_000),
+  CONSUMER_WAIT_REPLICAS: z.coerce.number().int().min(0).default(0),
+  CONSUMER_WAIT_TIMEOUT_MS: positiveInt.default(1_000),
   CONSUMER_TELEMETRY_CONCURRENCY: positiveInt.default(6),
   CONSUMER_STATE_INSTALLATIONS_PER_PARTITION: positiveInt.default(50_000),
   CONSUMER_FATAL_EXIT_GRACE_MS: positiveInt.default(5_000),
@@ -59,7 +70,12 @@ export type Env = Record<string, string | undefined>;
 
 export interface Config {
   readonly kafka: { readonly brokers: readonly string[]; readonly clientId: string };
-  readonly redis: { readonly url: string; readonly keyPrefix: string };
+  readonly redis: {
+    readonly url: string;
+    readonly keyPrefix: string;
+    /** Redis Cluster seed nodes; empty for a single Redis. */
+    readonly clusterNodes: readonly { readonly host: string; readonly port: number }[];
+  };
   readonly topics: {
     readonly installations: string;
     readonly telemetry: string;
@@ -72,6 +88,12 @@ export interface Config {
     readonly healthHost: string;
     /** How often the ageing timer looks for flows whose validUntil has passed. */
     readonly flowSweepMs: number;
+    /**
+     * Replicas of each master a batch's writes must reach (Redis WAIT) before its offsets are
+     * committed; 0: the master's acknowledgment (its AOF) is enough.
+     */
+    readonly waitReplicas: number;
+    readonly waitTimeoutMs: number;
     /** Upper bound of the backoff while Redis is unreachable. */
     readonly maxRetryDelayMs: number;
     /** Telemetry partition batches projected at once, each on a Redis connection of its own. */
@@ -139,7 +161,17 @@ export function loadConfig(env: Env = process.env): Config {
       brokers: e.KAFKA_BROKERS.split(',').map((b) => b.trim()),
       clientId: e.KAFKA_CLIENT_ID,
     },
-    redis: { url: e.REDIS_URL, keyPrefix: e.REDIS_KEY_PREFIX },
+    redis: {
+      url: e.REDIS_URL,
+      keyPrefix: e.REDIS_KEY_PREFIX,
+      clusterNodes: e.REDIS_CLUSTER_NODES.split(',')
+        .map((n) => n.trim())
+        .filter((n) => n !== '')
+        .map((n) => {
+          const at = n.lastIndexOf(':');
+          return { host: n.slice(0, at), port: Number(n.slice(at + 1)) };
+        }),
+    },
     topics: {
       installations: e.TOPIC_INSTALLATIONS,
       telemetry: e.TOPIC_TELEMETRY,
@@ -152,6 +184,8 @@ export function loadConfig(env: Env = process.env): Config {
       healthHost: e.CONSUMER_HEALTH_HOST,
       flowSweepMs: e.CONSUMER_FLOW_SWEEP_MS,
       maxRetryDelayMs: e.CONSUMER_MAX_RETRY_DELAY_MS,
+      waitReplicas: e.CONSUMER_WAIT_REPLICAS,
+      waitTimeoutMs: e.CONSUMER_WAIT_TIMEOUT_MS,
       telemetryConcurrency: e.CONSUMER_TELEMETRY_CONCURRENCY,
       stateInstallationsPerPartition: e.CONSUMER_STATE_INSTALLATIONS_PER_PARTITION,
       fatalExitGraceMs: e.CONSUMER_FATAL_EXIT_GRACE_MS,

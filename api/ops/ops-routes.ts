@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
-import type { Redis } from 'ioredis';
 import { readEpoch } from '../../src/read-model/epoch.js';
 import type { ReadModelKeys } from '../../src/read-model/keys.js';
+import type { RedisClient } from '../../src/read-model/redis-connection.js';
 import { API_HEADERS } from '../edge/response-headers.js';
 import type { ApiMetrics } from './api-metrics.js';
 
@@ -11,7 +11,7 @@ import type { ApiMetrics } from './api-metrics.js';
 
 export function registerOpsRoutes(
   app: FastifyInstance,
-  deps: { redis: Redis; metrics: ApiMetrics; keys: ReadModelKeys },
+  deps: { redis: RedisClient; metrics: ApiMetrics; keys: ReadModelKeys },
 ): void {
   app.get('/healthz', { logLevel: 'warn' }, async (_request, reply) =>
     reply.headers(API_HEADERS).type('application/json').send('{"status":"ok"}'),

@@ -1,10 +1,10 @@
-import type { Redis } from 'ioredis';
 import {
   applicationQuotaKey,
   quotaCounterKey,
   type ReadModelKeys,
 } from '../../src/read-model/keys.js';
 import { defineScripts, loadScript } from '../../src/read-model/lua-scripts.js';
+import type { RedisClient } from '../../src/read-model/redis-connection.js';
 
 // Request budgets per application and window (beyond.md §6). The counter lives in Redis under
 // the application's hash tag, shared by every replica; each replica leases slices of it (a
@@ -27,7 +27,7 @@ const SCRIPTS = {
   apiQuotaLease: loadScript(new URL('../lua/', import.meta.url), 'quota-lease-2.lua'),
 } as const;
 
-interface QuotaRedis extends Redis {
+type QuotaRedis = RedisClient & {
   apiQuotaLease(
     settings: string,
     counter: string,
@@ -35,7 +35,7 @@ interface QuotaRedis extends Redis {
     sliceTenths: number,
     ttlMs: number,
   ): Promise<[number, number, number]>;
-}
+};
 
 export interface QuotaVerdict {
   readonly allowed: boolean;
@@ -72,7 +72,7 @@ interface Budget {
 }
 
 export function createQuotas(deps: {
-  redis: Redis;
+  redis: RedisClient;
   keys: ReadModelKeys;
   requestsPerMinute: number;
 }): Quotas {

@@ -1,9 +1,9 @@
-import type { Redis } from 'ioredis';
 import {
   installationField,
   parseInstallationField,
   type ReadModelKeys,
 } from '../../src/read-model/keys.js';
+import type { RedisClient } from '../../src/read-model/redis-connection.js';
 import type { Representation } from '../http/representation.js';
 import { isViewLive } from './access-check.js';
 import { hgetallFlat, withApiScripts } from './api-scripts.js';
@@ -81,7 +81,7 @@ export interface ApiReader {
 const UNAUTHORIZED = { kind: 'unauthorized' } as const;
 const ABSENT = { kind: 'absent' } as const;
 
-export function createApiReader(connection: Redis, keys: ReadModelKeys): ApiReader {
+export function createApiReader(connection: RedisClient, keys: ReadModelKeys): ApiReader {
   const redis = withApiScripts(connection);
   // Only reads with small replies share socket writes: batching the large ones (devices, key
   // views) measured slower, their replies then arrive in one burst instead of as they are ready.

@@ -1,5 +1,6 @@
-import { Command, type Redis } from 'ioredis';
+import { Command } from 'ioredis';
 import { defineScripts, loadScript } from '../../src/read-model/lua-scripts.js';
+import type { RedisClient } from '../../src/read-model/redis-connection.js';
 
 // The API's Redis commands: its Lua scripts, registered once per connection with defineCommand
 // (ioredis sends EVAL on first use per socket, EVALSHA afterwards: one round trip either way),
@@ -16,15 +17,15 @@ const SCRIPTS = {
 
 type Args = [...keys: string[], keyHash: string, nowMs: number];
 
-export interface ApiRedis extends Redis {
+export type ApiRedis = RedisClient & {
   apiReadDevicesBuffer(...args: Args): Promise<Buffer[] | null>;
   apiReadFlow(...args: Args): Promise<string[] | null>;
   apiReadSnapshotBuffer(...args: Args): Promise<Buffer[] | null>;
   /** The key view's generation (empty when none), then its flat field/value pairs. */
   apiReadKeyViewBuffer(view: string, generation: string): Promise<Buffer[]>;
-}
+};
 
-export function withApiScripts(redis: Redis): ApiRedis {
+export function withApiScripts(redis: RedisClient): ApiRedis {
   defineScripts(redis, SCRIPTS);
   return redis as ApiRedis;
 }
@@ -37,6 +38,6 @@ class FlatReplyCommand extends Command {
 }
 
 /** HGETALL as `[field, value, field, value, …]` Buffers; `[]` for a missing hash. */
-export function hgetallFlat(redis: Redis, key: string): Promise<Buffer[]> {
+export function hgetallFlat(redis: RedisClient, key: string): Promise<Buffer[]> {
   return redis.sendCommand(new FlatReplyCommand('hgetall', [key])) as Promise<Buffer[]>;
 }

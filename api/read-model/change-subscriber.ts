@@ -1,9 +1,13 @@
-import type { Redis } from 'ioredis';
 import {
   changeChannel,
   parseChangeChannel,
   type ReadModelKeys,
 } from '../../src/read-model/keys.js';
+import {
+  duplicateConnection,
+  isCluster,
+  type RedisClient,
+} from '../../src/read-model/redis-connection.js';
 
 // The API's end of the change feed (src/read-model/change-feed.ts): one connection of its own
 // holding the sharded channels of the installations someone here cares about (near-cache
@@ -51,11 +55,11 @@ interface Held {
 }
 
 export function createChangeSubscriber(deps: {
-  redis: Redis;
+  redis: RedisClient;
   keys: ReadModelKeys;
 }): ChangeSubscriber {
   const { keys } = deps;
-  let conn: Redis | null = null;
+  let conn: RedisClient | null = null;
   let connected = false;
   let closed = false;
   const held = new Map<number, Held>();
@@ -69,15 +73,19 @@ export function createChangeSubscriber(deps: {
     resubscribed: [] as Array<() => void>,
   };
 
-  function connection(): Redis {
+  function connection(): RedisClient {
     if (conn) return conn;
     // Commands fail at once while disconnected: a holder then reads without the cache.
-    const c = deps.redis.duplicate({
-      autoResubscribe: false,
-      enableOfflineQueue: false,
-      // Named, so an operator (or a test) finds it in CLIENT LIST.
-      connectionName: `changes:${keys.internal('api').replace(/[^\w:.{}-]/g, '_')}`,
-    });
+    const c = duplicateConnection(
+      deps.redis,
+      {
+        autoResubscribe: false,
+        enableOfflineQueue: false,
+        // Named, so an operator (or a test) finds it in CLIENT LIST.
+        connectionName: `changes:${keys.internal('api').replace(/[^\w:.{}-]/g, '_')}`,
+      },
+      true,
+    );
     c.on('error', () => undefined);
     c.on('smessageBuffer', (channel: Buffer) => {
       const id = parseChangeChannel(keys, channel.toString('latin1'));
@@ -85,16 +93,27 @@ export function createChangeSubscriber(deps: {
       versions.set(id, ++announcements);
       for (const l of listeners.change) l(id);
     });
-    c.on('close', () => {
-      if (!connected) return;
-      connected = false;
+    const lost = () => {
       resets++;
       for (const h of held.values()) {
         h.confirmed = null;
         h.ok = false;
       }
       for (const l of listeners.reset) l();
+    };
+    c.on('close', () => {
+      if (!connected) return;
+      connected = false;
+      lost();
     });
+    // On a cluster each shard has a subscriber connection of its own, and losing one does not
+    // close the cluster: whatever its slots announced meanwhile was missed all the same.
+    if (isCluster(c))
+      c.on('-node', () => {
+        if (!connected) return;
+        lost();
+        resubscribe();
+      });
     c.on('ready', () => {
       connected = true;
       resubscribe();

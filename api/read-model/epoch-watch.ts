@@ -1,6 +1,6 @@
-import type { Redis } from 'ioredis';
 import { readEpoch } from '../../src/read-model/epoch.js';
 import type { ReadModelKeys } from '../../src/read-model/keys.js';
+import { duplicateConnection, type RedisClient } from '../../src/read-model/redis-connection.js';
 
 // A rebuild (consumers/rebuild.ts) deletes the read model without announcing each key, then
 // writes a new epoch marker; a wipe takes the marker too. Whatever the near-cache or a stream
@@ -13,12 +13,12 @@ import type { ReadModelKeys } from '../../src/read-model/keys.js';
 export const EPOCH_CHECK_MS = 500;
 
 export function watchEpoch(deps: {
-  redis: Redis;
+  redis: RedisClient;
   keys: ReadModelKeys;
   onChange: () => void;
   periodMs?: number;
 }): { stop(): Promise<void> } {
-  const conn = deps.redis.duplicate({ connectionName: 'epoch-watch' });
+  const conn = duplicateConnection(deps.redis, { connectionName: 'epoch-watch' });
   conn.on('error', () => undefined);
   let seen: string | null | undefined;
   let busy = false;

@@ -1,5 +1,5 @@
-import type { Redis } from 'ioredis';
 import { keyViewGenerationKey, type ReadModelKeys } from '../../src/read-model/keys.js';
+import type { RedisClient } from '../../src/read-model/redis-connection.js';
 import { isViewLive } from './access-check.js';
 import { type Access, type KeyView, parseKeyView, type StoredInstallations } from './api-reader.js';
 import { withApiScripts } from './api-scripts.js';
@@ -30,7 +30,7 @@ interface Entry {
 const UNAUTHORIZED = { kind: 'unauthorized' } as const;
 
 export function createKeyViewCache(deps: {
-  redis: Redis;
+  redis: RedisClient;
   keys: ReadModelKeys;
   /** Views kept at most, least recently used out first. */
   entries: number;

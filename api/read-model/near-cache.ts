@@ -1,5 +1,5 @@
-import type { Redis } from 'ioredis';
 import type { ReadModelKeys } from '../../src/read-model/keys.js';
+import type { RedisClient } from '../../src/read-model/redis-connection.js';
 import type { Access, ApiReader, Memo, StoredFlow } from './api-reader.js';
 import { withApiScripts } from './api-scripts.js';
 import type { ChangeSubscriber } from './change-subscriber.js';
@@ -57,7 +57,7 @@ const UNAUTHORIZED = { kind: 'unauthorized' } as const;
 const ABSENT = { kind: 'absent' } as const;
 
 export function createNearCache(deps: {
-  redis: Redis;
+  redis: RedisClient;
   keys: ReadModelKeys;
   subscriber: ChangeSubscriber;
   /** Entries held at most; 0 reads through without keeping anything. */

@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
-import type { Redis } from 'ioredis';
 import type { Config } from '../../src/config.js';
 import { createKeys } from '../../src/read-model/keys.js';
+import type { RedisClient } from '../../src/read-model/redis-connection.js';
 import { createFlowStreams, type FlowStreams } from '../streams/flow-streams.js';
 import { type ApiReader, createApiReader } from './api-reader.js';
 import { createChangeSubscriber } from './change-subscriber.js';
@@ -27,7 +27,7 @@ export interface ReadSide {
 
 export function createReadSide(deps: {
   config: Config;
-  redis: Redis;
+  redis: RedisClient;
   logger: FastifyBaseLogger;
   clock: () => number;
 }): ReadSide {

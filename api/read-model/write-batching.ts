@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import { isCluster, type RedisClient } from '../../src/read-model/redis-connection.js';
 
 // Under load many requests arrive in one turn of the event loop, each sending its own command.
 // Holding the connection's writes until the I/O already waiting has been handled (setImmediate
@@ -8,7 +9,9 @@ import type { Redis } from 'ioredis';
 // back together, which for large replies costs more than the writes it saves.
 
 /** Returns `hold`, to call before sending a command: it corks the socket once per turn. */
-export function writeBatcher(redis: Redis): () => void {
+export function writeBatcher(redis: RedisClient): () => void {
+  // A cluster sends through a connection per node: nothing here to cork.
+  if (isCluster(redis)) return () => undefined;
   let held = false;
   const release = (stream: Redis['stream']) => {
     held = false;

@@ -1,9 +1,10 @@
-import type { Redis } from 'ioredis';
 import { parseDateTime } from '../domain/date-time.js';
 import type { AccessEvent } from '../domain/events.js';
 import { accessFactKeys } from './access-facts.js';
 import { execOrThrow } from './exec.js';
 import { applicationQuotaKey, type ReadModelKeys } from './keys.js';
+import type { RedisClient } from './redis-connection.js';
+import { slotPipeline } from './slot-pipeline.js';
 
 // Stores one access fact as it arrived (in log order, which the fact-identity message key
 // guarantees per fact) and says which applications' views it may change.
@@ -16,7 +17,10 @@ export interface AccessFactStore {
   apply(event: AccessEvent): Promise<FactEffect>;
 }
 
-export function createAccessFactStore(deps: { conn: Redis; keys: ReadModelKeys }): AccessFactStore {
+export function createAccessFactStore(deps: {
+  conn: RedisClient;
+  keys: ReadModelKeys;
+}): AccessFactStore {
   const { conn } = deps;
   const k = accessFactKeys(deps.keys);
   const only = (appId: number): FactEffect => ({ applications: [appId] });
@@ -86,7 +90,7 @@ export function createAccessFactStore(deps: { conn: Redis; keys: ReadModelKeys }
         case 'grant.added':
         case 'grant.removed': {
           // Two slots, two idempotent commands: a replay completes a half-applied fact.
-          const pipeline = conn.pipeline();
+          const pipeline = slotPipeline(conn);
           if (event.type === 'grant.added') {
             pipeline.sadd(k.appGrants(event.applicationId), event.installationId);
             pipeline.sadd(k.installationGrants(event.installationId), event.applicationId);
@@ -99,7 +103,8 @@ export function createAccessFactStore(deps: { conn: Redis; keys: ReadModelKeys }
         }
         case 'membership.added':
         case 'membership.removed': {
-          const pipeline = conn.pipeline();
+          // Two slots (the user's installations, the owner's applications).
+          const pipeline = slotPipeline(conn);
           if (event.type === 'membership.added') {
             pipeline.sadd(k.userInstallations(event.userId), event.installationId);
           } else {

@@ -1,4 +1,3 @@
-import type { Redis } from 'ioredis';
 import { isKeyLive, mayAccess, type OwnerType } from '../domain/access-rule.js';
 import { accessFactKeys } from './access-facts.js';
 import { execOrThrow } from './exec.js';
@@ -10,6 +9,7 @@ import {
   parseInstallationField,
   type ReadModelKeys,
 } from './keys.js';
+import type { RedisClient } from './redis-connection.js';
 import { scriptedPipeline, withScripts } from './scripts.js';
 
 // The derived views of the access facts: acl(installation) and keyView(keyHash). They are
@@ -38,7 +38,10 @@ interface KeyFacts {
   readonly revoked: boolean;
 }
 
-export function createAccessViewStore(deps: { conn: Redis; keys: ReadModelKeys }): AccessViewStore {
+export function createAccessViewStore(deps: {
+  conn: RedisClient;
+  keys: ReadModelKeys;
+}): AccessViewStore {
   const { keys } = deps;
   const conn = withScripts(deps.conn);
   const facts = accessFactKeys(keys);

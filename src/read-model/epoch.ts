@@ -1,13 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import type { Redis } from 'ioredis';
 import { epochKey, type ReadModelKeys } from './keys.js';
+import type { RedisClient } from './redis-connection.js';
 
 // The read model's epoch marker: a key written once when the model is built from the start of
 // the topics (a new consumer group, or the rebuild command). Consumers and the API check it;
 // a missing marker under a group that already committed offsets means Redis lost its data, and
 // projecting on would file valid events as `missing_required_fields` (docs/reliability.md).
-// One key, one slot: on Redis Cluster each shard holds its own marker (tag per shard), so a
-// shard that lost its data alone is seen too; this single-node code uses the untagged key.
+// One key, one slot. On Redis Cluster that key lives on one shard: a shard that lost its data
+// alone (an empty replica promoted) is not seen by it. A marker per shard (epochKey's `tag`) is
+// not built yet; CONSUMER_WAIT_REPLICAS keeps a promoted replica from being behind.
 
 export interface EpochMarker {
   readonly id: string;
@@ -16,7 +17,10 @@ export interface EpochMarker {
   readonly complete: boolean;
 }
 
-export async function readEpoch(conn: Redis, keys: ReadModelKeys): Promise<EpochMarker | null> {
+export async function readEpoch(
+  conn: RedisClient,
+  keys: ReadModelKeys,
+): Promise<EpochMarker | null> {
   const raw = await conn.get(epochKey(keys));
   if (raw === null) return null;
   try {
@@ -33,7 +37,7 @@ export async function readEpoch(conn: Redis, keys: ReadModelKeys): Promise<Epoch
 
 /** Writes a new marker unless one exists (NX: two processes starting at once agree). */
 export async function writeEpoch(
-  conn: Redis,
+  conn: RedisClient,
   keys: ReadModelKeys,
   nowMs: number,
   options: { replace?: boolean; complete?: boolean } = {},
@@ -54,7 +58,7 @@ export async function writeEpoch(
 
 /** The consumers reached the topics' end once since the build: the model serves again. */
 export async function markEpochComplete(
-  conn: Redis,
+  conn: RedisClient,
   keys: ReadModelKeys,
   marker: EpochMarker,
 ): Promise<void> {

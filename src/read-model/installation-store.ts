@@ -1,4 +1,3 @@
-import type { Redis } from 'ioredis';
 import { type Installation, serializeInstallation } from '../domain/installation.js';
 import { execOrThrow } from './exec.js';
 import {
@@ -9,6 +8,7 @@ import {
   pendingReleaseKey,
   type ReadModelKeys,
 } from './keys.js';
+import type { RedisClient } from './redis-connection.js';
 import { scriptedPipeline, withScripts } from './scripts.js';
 
 // Installation records and their deletion. Upserts are last-writer-wins by occurredAt in Lua on
@@ -38,7 +38,7 @@ export interface InstallationStore {
 }
 
 export function createInstallationStore(deps: {
-  conn: Redis;
+  conn: RedisClient;
   keys: ReadModelKeys;
 }): InstallationStore {
   const conn = withScripts(deps.conn);

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis-connection.js';
 
 // The one loader of the project's Lua scripts. A script lives in `<dir>/<name>-<N>.lua`, N being
 // its number of keys; a line `-- @include <piece>` is replaced by `<dir>/includes/<piece>.lua`.
@@ -31,7 +31,7 @@ export function loadScript(
 
 /** Registers the scripts as commands of the connection, once. */
 export function defineScripts(
-  redis: Redis,
+  redis: RedisClient,
   scripts: Readonly<Record<string, ScriptDefinition>>,
 ): void {
   for (const [name, definition] of Object.entries(scripts)) {

@@ -1,5 +1,7 @@
-import type { ChainableCommander, Redis } from 'ioredis';
+import type { ChainableCommander } from 'ioredis';
 import { defineScripts, loadScript } from './lua-scripts.js';
+import type { RedisClient } from './redis-connection.js';
+import { slotPipeline } from './slot-pipeline.js';
 
 // The consumers' Lua scripts (lua/), registered once per connection.
 
@@ -29,7 +31,7 @@ export interface ScriptCommands {
   releaseDevice(key: string, installationId: Arg): Promise<number>;
 }
 
-export type ScriptedRedis = Redis & ScriptCommands;
+export type ScriptedRedis = RedisClient & ScriptCommands;
 
 /** A pipeline of a scripted connection, with the scripts queued like any command. */
 export type ScriptedPipeline = ChainableCommander & {
@@ -52,10 +54,11 @@ export type ScriptedPipeline = ChainableCommander & {
   claimDevice(key: string, kind: string, installationId: Arg, atMs: Arg): ChainableCommander;
 };
 
+/** Spanning installations is fine: on a cluster it runs as one pipeline per node. */
 export const scriptedPipeline = (redis: ScriptedRedis): ScriptedPipeline =>
-  redis.pipeline() as unknown as ScriptedPipeline;
+  slotPipeline<ScriptedPipeline>(redis);
 
-export function withScripts(redis: Redis): ScriptedRedis {
+export function withScripts(redis: RedisClient): ScriptedRedis {
   defineScripts(redis, SCRIPTS);
   return redis as ScriptedRedis;
 }

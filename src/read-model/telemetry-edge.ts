@@ -1,4 +1,3 @@
-import type { Redis } from 'ioredis';
 import type { DeviceReleasedEvent } from '../projection/device-released.js';
 import type { InstallationState } from '../projection/installation-state.js';
 import {
@@ -13,6 +12,7 @@ import { execOrThrow } from './exec.js';
 import { loadCarried, loadForBatch } from './installation-load.js';
 import { applyIndexOps, releasesFromIndex, writeInstallations } from './installation-write.js';
 import type { ReadModelKeys } from './keys.js';
+import type { RedisClient } from './redis-connection.js';
 import { withScripts } from './scripts.js';
 
 // One pass of the telemetry write path over a batch: load what the cache lacks (one
@@ -45,7 +45,7 @@ export interface TelemetryEdge {
 }
 
 export function createTelemetryEdge(deps: {
-  conn: Redis;
+  conn: RedisClient;
   keys: ReadModelKeys;
   cache: StateCache;
   /** Resolves once the events are durable in Kafka. */

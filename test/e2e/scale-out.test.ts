@@ -1,9 +1,9 @@
-import type { Redis } from 'ioredis';
 import type { Producer } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
 import type { Admin } from '../../consumers/kafka/client.js';
 import { topicSpecs } from '../../consumers/kafka/topics.js';
 import { loadConfig } from '../../src/config.js';
+import type { RedisClient } from '../../src/read-model/redis-connection.js';
 import { connectedProducer, kafkaFor, seedFleet, startLoad } from '../faults/load.js';
 import { compareApi, compareModel, foldTelemetry } from '../faults/oracle.js';
 import type { ServiceProcess } from '../faults/processes.js';
@@ -29,7 +29,7 @@ import {
 import { startApiService, startConsumerService, stopServices, tail } from './support/services.js';
 
 // Issue 14, item 3: two consumer processes in one group and two API processes, all real
-// processes on the suite's Kafka and Redis. A consumer SIGKILLed mid-stream hands its partitions
+// processes on the suite's Kafka and RedisClient. A consumer SIGKILLed mid-stream hands its partitions
 // to the other, and the read model, and what both API processes serve, equal the fold of the
 // topics as Kafka holds them. API replicas restarted one at a time under polling load give no
 // answer but 200/304; only the one being restarted may leave a request unanswered (refused, or
@@ -66,7 +66,7 @@ describe('e2e: scale-out, two consumers and two API replicas', () => {
   const consumers = new Map<'a' | 'b', ServiceProcess>();
   const apis: ServiceProcess[] = [];
   let admin: Admin;
-  let redis: Redis;
+  let redis: RedisClient;
   let producer: Producer;
 
   const everyProcess = () => [...consumers.values(), ...apis];

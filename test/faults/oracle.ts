@@ -1,4 +1,3 @@
-import type { Redis } from 'ioredis';
 import { Kafka, logLevel } from 'kafkajs';
 import { DEAD_LETTER_HEADERS } from '../../src/domain/dead-letter.js';
 import { CATEGORY_ARRAY_NAME, type DeviceCategory } from '../../src/domain/device-fields.js';
@@ -10,6 +9,7 @@ import {
 import { computeEnergyFlow, type EnergyFlowData } from '../../src/domain/energy-flow.js';
 import { parseTelemetryMessage } from '../../src/domain/event-parse.js';
 import { createKeys } from '../../src/read-model/keys.js';
+import type { RedisClient } from '../../src/read-model/redis-connection.js';
 
 // The oracle: reads the telemetry topic as Kafka holds it (every partition from its start, in
 // offset order) and folds it with the domain's own pure functions, then says where the read
@@ -131,7 +131,7 @@ function byInstallation(fold: Fold): Map<number, Map<string, DeviceRecord>> {
 
 /** Every installation's devices hash and flow against the fold. */
 export async function compareModel(
-  redis: Redis,
+  redis: RedisClient,
   prefix: string,
   fold: Fold,
   installations: readonly number[],

@@ -1,9 +1,8 @@
-import type { Socket } from 'node:net';
-import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashApiKey } from '../../src/domain/access-rule.js';
 import { writeEpoch } from '../../src/read-model/epoch.js';
 import { createKeys, epochKey } from '../../src/read-model/keys.js';
+import { killSubscribers, monitorRedis, type RedisMonitor } from '../support/redis-monitor.js';
 import { testRedis, waitFor } from '../support/stack.js';
 import { refusedWithin } from '../support-api/access-ends.js';
 import { testApi } from '../support-api/api-harness.js';
@@ -21,11 +20,16 @@ describe('API near-cache', () => {
   const window = api.config.ingest.onlineWindowSeconds;
   const owner = newApiKey();
   const stranger = newApiKey();
-  let writes = 0;
   let nextId = 500;
-  let monitor: Redis;
-  let seen: string[][] = [];
-  let markers = 0;
+  let monitor: RedisMonitor;
+  const epoch = epochKey(createKeys(api.prefix));
+  /** The commands Redis ran for `request`, but the API's epoch check (on its own clock). */
+  const commandsOf = async <T>(request: () => Promise<T>) => {
+    await monitor.take();
+    const result = await request();
+    const commands = (await monitor.take()).filter((args) => !args.includes(epoch));
+    return { result, commands };
+  };
 
   const get = (path: string, key = owner) =>
     api.app.inject({ url: `${base}${path}`, headers: { 'api-key': key } });
@@ -53,38 +57,30 @@ describe('API near-cache', () => {
   /** Requests until one is served from memory (the cache fills after a read the key passed). */
   const warm = (path: string, key: string) =>
     waitFor('a warm entry', async () => {
-      writes = 0;
-      const res = await get(path, key);
+      const { result: res, commands } = await commandsOf(() => get(path, key));
       expect(res.statusCode).toBe(200);
-      return writes === 0 ? res : undefined;
+      return commands.length === 0 ? res : undefined;
     });
   const soeOf = async (id: number, key: string) =>
     (await get(flowPath(id), key)).json().data?.batterySoe;
 
   beforeAll(async () => {
     await api.ready();
-    const stream = (api.redis as unknown as { stream: Socket }).stream;
-    const write = stream.write.bind(stream) as (...args: unknown[]) => boolean;
-    (stream as unknown as { write: (...args: unknown[]) => boolean }).write = (...args) => {
-      writes += 1;
-      return write(...args);
-    };
     await api.seed.liveKey(stranger, { app: 1, installations: [] });
-    monitor = await testRedis().monitor();
-    monitor.on('monitor', (_time: string, args: string[]) => {
-      if (args.some((a) => a.startsWith(api.prefix))) seen.push(args);
-    });
+    monitor = await monitorRedis(api.prefix);
   });
   afterAll(async () => {
-    monitor.disconnect();
+    monitor.stop();
     await api.close();
   });
 
   it('serves a warm installation without a Redis command, the same bytes as a cold read', async () => {
     const { id, key } = await readable();
-    writes = 0;
-    const cold = [await get(devicesPath(id), key), await get(flowPath(id), key)];
-    expect(writes).toBeGreaterThan(0);
+    const { result: cold, commands } = await commandsOf(async () => [
+      await get(devicesPath(id), key),
+      await get(flowPath(id), key),
+    ]);
+    expect(commands.length).toBeGreaterThan(0);
     const hot = [await warm(devicesPath(id), key), await warm(flowPath(id), key)];
     expect(hot.map((r) => r.body)).toEqual(cold.map((r) => r.body));
     expect(hot.map((r) => r.headers.etag)).toEqual(cold.map((r) => r.headers.etag));
@@ -152,13 +148,15 @@ describe('API near-cache', () => {
     const keys = createKeys(api.prefix);
     const redis = testRedis();
     try {
-      await redis.unlink(
+      // One key per command: on a cluster they live in two slots.
+      for (const k of [
         keys.acl(id),
         keys.installation(id),
         keys.flow(id),
         keys.devices(id),
         keys.keyView(hashApiKey(key)),
-      );
+      ])
+        await redis.unlink(k);
       // Unannounced, the deletion alone is not seen: the entry is still served.
       expect((await get(flowPath(id), key)).statusCode).toBe(200);
       await writeEpoch(redis, keys, Date.now(), { replace: true });
@@ -178,11 +176,10 @@ describe('API near-cache', () => {
     const before = await warm(flowPath(id), key);
     expect(before.json().data.batterySoe).toBe(40);
     nowMs += (window + 1) * 1000;
-    writes = 0;
-    const after = await get(flowPath(id), key);
+    const { result: after, commands } = await commandsOf(() => get(flowPath(id), key));
     expect(after.json().data).toBeNull();
     // Computed from the cached devices: still no Redis command.
-    expect(writes).toBe(0);
+    expect(commands).toEqual([]);
     nowMs = Date.now();
   });
 
@@ -206,10 +203,7 @@ describe('API near-cache', () => {
     await warm(flowPath(id), key);
     const redis = testRedis();
     try {
-      const name = `changes:${api.seed.keys.internal('api')}`;
-      const list = String(await redis.call('CLIENT', 'LIST', 'TYPE', 'pubsub'));
-      const client = list.split('\n').find((line) => line.includes(` name=${name} `)) as string;
-      await redis.call('CLIENT', 'KILL', 'ID', /id=(\d+)/.exec(client)?.[1] as string);
+      expect(await killSubscribers(`changes:${api.seed.keys.internal('api')}`)).toBeGreaterThan(0);
       // A write nobody announces: only dropping the cache on the lost connection makes it seen.
       const flow = await redis.hget(api.seed.keys.flow(id), 'data');
       await redis.hset(
@@ -229,19 +223,9 @@ describe('API near-cache', () => {
 
   /** The commands Redis ran for one request by `key`, installation ids masked. */
   const workOf = async (url: string, key: string) => {
-    seen = [];
-    const res = await get(url, key);
-    const marker = `${api.prefix}marker:${++markers}`;
-    await api.redis.exists(marker);
-    await waitFor('the marker in MONITOR', async () =>
-      seen.some((args) => args.includes(marker)) ? true : undefined,
-    );
-    // The API's epoch check (api/read-model/epoch-watch.ts) runs on its own clock, not per request.
-    const epoch = epochKey(createKeys(api.prefix));
-    const commands = seen
-      .filter((args) => !args.includes(marker) && !args.includes(epoch))
-      .map((args) => args.map((a) => a.replace(/\{i-?\d+\}/g, '{i#}')));
-    return { status: res.statusCode, body: res.body, commands };
+    const { result: res, commands } = await commandsOf(() => get(url, key));
+    const masked = commands.map((args) => args.map((a) => a.replace(/\{i-?\d+\}/g, '{i#}')));
+    return { status: res.statusCode, body: res.body, commands: masked };
   };
 
   it('runs the same commands for a cached inaccessible and a missing installation', async () => {

@@ -126,7 +126,7 @@ describe('API quotas', () => {
 
     it('shares one budget between replicas through Redis', async () => {
       const logger = createLogger({ level: 'silent', name: 'api' });
-      const redis = createApiRedis(api.config.redis.url, 1_000);
+      const redis = createApiRedis(api.config.redis, 1_000);
       const replica = buildApi({ config: api.config, logger, redis, clock: () => nowMs });
       // The API's connection refuses commands until it is up.
       if (redis.status !== 'ready') await new Promise((resolve) => redis.once('ready', resolve));

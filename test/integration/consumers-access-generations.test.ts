@@ -1,4 +1,3 @@
-import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import {
   aclGenerationKey,
@@ -6,6 +5,7 @@ import {
   createKeys,
   keyViewGenerationKey,
 } from '../../src/read-model/keys.js';
+import { duplicateConnection, type RedisClient } from '../../src/read-model/redis-connection.js';
 import { type ScriptedRedis, scriptedPipeline, withScripts } from '../../src/read-model/scripts.js';
 import { dropPrefix, testRedis, uniqueId } from '../support/stack.js';
 
@@ -15,12 +15,12 @@ import { dropPrefix, testRedis, uniqueId } from '../support/stack.js';
 
 const prefix = `${uniqueId('accessgen')}:`;
 const keys = createKeys(prefix);
-let redis: Redis;
+let redis: RedisClient;
 let conn: ScriptedRedis;
 
 beforeAll(async () => {
   redis = testRedis();
-  conn = withScripts(redis.duplicate());
+  conn = withScripts(duplicateConnection(redis));
 });
 afterAll(async () => {
   conn?.disconnect();

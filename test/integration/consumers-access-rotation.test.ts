@@ -1,8 +1,8 @@
-import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { hashApiKey } from '../../src/domain/access-rule.js';
 import { createAccessFactStore } from '../../src/read-model/access-fact-store.js';
 import { createAccessViewStore } from '../../src/read-model/access-store.js';
+import type { RedisClient } from '../../src/read-model/redis-connection.js';
 import { dropPrefix, testRedis, uniqueId } from '../support/stack.js';
 import { installation, newApiKey } from '../support-api/fixtures.js';
 import { createSeeder } from '../support-api/seed.js';
@@ -11,7 +11,7 @@ import { createSeeder } from '../support-api/seed.js';
 // follows fails and the batch is retried: the retry re-applies the fact, which then finds the new
 // hash already stored, so the old hash can only come from what the first attempt recorded.
 
-let redis: Redis;
+let redis: RedisClient;
 const prefix = `${uniqueId('rotation')}:`;
 
 beforeAll(() => {

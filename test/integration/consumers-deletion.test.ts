@@ -74,12 +74,14 @@ describe('deleted installations stay deleted', () => {
     // The deletion lands in two steps (the script, then the device index release): wait for
     // both, since the index release is what must not be lost.
     await until('deleted, devices released', async () => {
-      const left = await h.redis.exists(
+      // One key per command: on a cluster they live in three slots.
+      const keys = [
         h.keys.installation(id),
         deviceIndexKey(h.keys, `battery:${id * 10}`),
         pendingReleaseKey(h.keys, id),
-      );
-      return left === 0 ? true : undefined;
+      ];
+      const left = await Promise.all(keys.map((key) => h.redis.exists(key)));
+      return left.every((n) => n === 0) ? true : undefined;
     });
 
     // Observed before the deletion: the device it names and a new one.

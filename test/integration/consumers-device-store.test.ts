@@ -1,4 +1,3 @@
-import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DeviceCategory } from '../../src/domain/device-fields.js';
 import {
@@ -17,6 +16,7 @@ import {
   flowInputsKey,
   parseDeviceField,
 } from '../../src/read-model/keys.js';
+import { duplicateConnection, type RedisClient } from '../../src/read-model/redis-connection.js';
 import {
   createTelemetryEdge,
   mapCache,
@@ -24,7 +24,7 @@ import {
 } from '../../src/read-model/telemetry-edge.js';
 import { dropPrefix, testRedis, uniqueId } from '../support/stack.js';
 
-// The telemetry write path on real Redis: what a batch reads (only what memory lacks) and
+// The telemetry write path on real RedisClient: what a batch reads (only what memory lacks) and
 // writes (one script per installation, guarded by its revision), the compact flow inputs kept
 // beside the records, data written by the previous version, and other writers racing the
 // owner's in-memory copy (the deletion script, a former owner after a rebalance).
@@ -34,8 +34,8 @@ const keys = createKeys(prefix);
 const WINDOW = 3600;
 const NOW = Date.now();
 const ctx = { nowMs: NOW, futureSkewSeconds: 60, onlineWindowSeconds: WINDOW };
-let redis: Redis;
-let conn: Redis;
+let redis: RedisClient;
+let conn: RedisClient;
 let writes = 0;
 const released: DeviceReleasedEvent[] = [];
 
@@ -98,7 +98,7 @@ async function storedFlow(id: number) {
 
 beforeAll(async () => {
   redis = testRedis();
-  conn = redis.duplicate();
+  conn = duplicateConnection(redis);
   await conn.ping();
   // Count what the edge sends: one socket write per round trip (a pipeline is one).
   const stream = (conn as unknown as { stream: { write: (...a: unknown[]) => boolean } }).stream;
@@ -234,7 +234,7 @@ describe('other writers racing the owner', () => {
     expect(late.redo).toEqual([0]);
     const record = JSON.parse((await redis.hget(keys.devices(id), 'battery:2100')) as string);
     expect(record).toMatchObject({ powerDc: 2 });
-    // Refolded on what Redis holds, the late event is stale.
+    // Refolded on what RedisClient holds, the late event is stale.
     const again = await former.pass([event(id, 'battery', 2100, NOW - 5_000, { powerDc: 5 })], ctx);
     expect(again.outcomes.get(0)?.kind).toBe('stale');
   });

@@ -1,10 +1,10 @@
-import type { Redis } from 'ioredis';
 import { afterAll, expect, it } from 'vitest';
 import { rebuildReadModel } from '../../consumers/rebuild.js';
+import { type RedisClient, scanKeys } from '../../src/read-model/redis-connection.js';
 import { testKafkaClient, testLogger, waitFor } from '../support/stack.js';
 import { type Harness, installation, iso, sha, startHarness } from './support/consumer-harness.js';
 
-// Redis is disposable: the documented rebuild (consumers/rebuild.ts) empties the key prefix and
+// RedisClient is disposable: the documented rebuild (consumers/rebuild.ts) empties the key prefix and
 // moves the groups to the start; the consumers then replay the topics into the empty model,
 // which must equal the live one key by key. Counters that only order writes (revisions, flow
 // versions, access generations, the epoch marker) count attempts, not facts: left out.
@@ -21,12 +21,9 @@ const COUNTERS = /(:x:epoch|:x:app-gen:\d+|:gen)$/;
 const COUNTER_FIELDS = new Set(['#rev', 'v']);
 
 /** Every key under the prefix with its value, counters left out, prefix stripped. */
-async function snapshot(redis: Redis, prefix: string): Promise<Record<string, unknown>> {
+async function snapshot(redis: RedisClient, prefix: string): Promise<Record<string, unknown>> {
   const out: Record<string, unknown> = {};
-  let cursor = '0';
-  do {
-    const [next, found] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
-    cursor = next;
+  for await (const found of scanKeys(redis, `${prefix}*`)) {
     for (const key of found) {
       if (COUNTERS.test(key)) continue;
       const type = await redis.type(key);
@@ -48,7 +45,7 @@ async function snapshot(redis: Redis, prefix: string): Promise<Record<string, un
       if (key.endsWith(':idx')) delete (value as Record<string, string>).prev;
       out[key.slice(prefix.length)] = value;
     }
-  } while (cursor !== '0');
+  }
   return Object.fromEntries(Object.entries(out).sort(([a], [b]) => a.localeCompare(b)));
 }
 

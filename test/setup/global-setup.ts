@@ -17,6 +17,8 @@ declare module 'vitest' {
   export interface ProvidedContext {
     kafkaBrokers: string[];
     redisUrl: string;
+    /** TEST_REDIS=cluster: the local Redis Cluster's nodes (REDIS_CLUSTER_NODES); else ''. */
+    redisClusterNodes: string;
     /** Set when TEST_STACK=containers: the engine's settings, for tests that run images. */
     containerEngine: ContainerEngine | null;
     /** Kafka's log directory on this host; null for a Kafka given by KAFKA_BROKERS. */
@@ -31,6 +33,7 @@ const HOW_TO_FIX =
 interface Stack {
   brokers: string[];
   redisUrl: string;
+  redisClusterNodes: string;
   engine: ContainerEngine | null;
   kafkaDataDir: string | null;
   stop(): Promise<void>;
@@ -54,6 +57,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
     const stack = await entry.stack;
     project.provide('kafkaBrokers', stack.brokers);
     project.provide('redisUrl', stack.redisUrl);
+    project.provide('redisClusterNodes', stack.redisClusterNodes);
     project.provide('containerEngine', stack.engine);
     project.provide('kafkaDataDir', stack.kafkaDataDir);
   } catch (error) {
@@ -64,15 +68,40 @@ export default async function setup(project: TestProject): Promise<() => Promise
 }
 
 async function startStack(): Promise<Stack> {
+  const stack = await startServices();
+  if (process.env.TEST_REDIS !== 'cluster') return stack;
+  // The same suites on a 3-master / 3-replica cluster (infra/stack.sh), Kafka as above.
+  const root = fileURLToPath(new URL('../../', import.meta.url));
+  const started = spawnSync('bash', [join(root, 'infra/stack.sh'), 'start', 'redis-cluster'], {
+    stdio: 'inherit',
+  });
+  if (started.status !== 0) {
+    throw new Error(
+      'could not start the Redis Cluster: run `bash infra/stack.sh start redis-cluster` to see why (needs redis-server and redis-cli)',
+    );
+  }
+  const base = Number(process.env.REDIS_CLUSTER_PORT_BASE ?? '17001');
+  const nodes = [0, 1, 2, 3, 4, 5].map((i) => `127.0.0.1:${base + i}`).join(',');
+  return { ...stack, redisClusterNodes: nodes };
+}
+
+async function startServices(): Promise<Stack> {
   const brokers = process.env.KAFKA_BROKERS?.split(',').map((b) => b.trim());
   const redisUrl = process.env.REDIS_URL;
   if (brokers && redisUrl) {
-    return checked({ brokers, redisUrl, engine: null, kafkaDataDir: null, stop: async () => {} });
+    return checked({
+      brokers,
+      redisUrl,
+      redisClusterNodes: '',
+      engine: null,
+      kafkaDataDir: null,
+      stop: async () => {},
+    });
   }
   if (process.env.TEST_STACK === 'containers') {
     const engine = prepareContainerEngine();
     const containers = await startContainerStack(engine);
-    return checked({ ...containers, engine }).catch(async (error) => {
+    return checked({ ...containers, redisClusterNodes: '', engine }).catch(async (error) => {
       await containers.stop();
       throw error;
     });
@@ -85,6 +114,7 @@ async function startStack(): Promise<Stack> {
   return checked({
     brokers: [`127.0.0.1:${process.env.KAFKA_PORT ?? '19092'}`],
     redisUrl: `redis://127.0.0.1:${process.env.REDIS_PORT ?? '16379'}`,
+    redisClusterNodes: '',
     engine: null,
     kafkaDataDir: join(process.env.STACK_DIR ?? join(root, '.local'), 'kafka', 'data'),
     stop: async () => {},

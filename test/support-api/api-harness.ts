@@ -1,16 +1,16 @@
 import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
-import type { Redis } from 'ioredis';
 import { buildApi } from '../../api/app.js';
 import { createApiRedis } from '../../api/redis-client.js';
 import { type Config, loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
-import { dropPrefix, redisUrl, testRedis, uniqueId } from '../support/stack.js';
+import type { RedisClient } from '../../src/read-model/redis-connection.js';
+import { dropPrefix, redisClusterNodes, redisUrl, testRedis, uniqueId } from '../support/stack.js';
 import { createSeeder, type Seeder } from './seed.js';
 
 export interface TestApi {
   readonly app: FastifyInstance;
-  readonly redis: Redis;
+  readonly redis: RedisClient;
   readonly seed: Seeder;
   readonly config: Config;
   readonly prefix: string;
@@ -34,6 +34,8 @@ export function testApi(
   const prefix = `${uniqueId('api')}:`;
   const config = loadConfig({
     REDIS_URL: options.redisUrl ?? redisUrl(),
+    // A Redis given by URL (a proxy in front of the suite's single Redis) is used alone.
+    REDIS_CLUSTER_NODES: options.redisUrl ? '' : redisClusterNodes(),
     REDIS_KEY_PREFIX: prefix,
     LOG_LEVEL: 'debug',
     ...options.env,
@@ -48,11 +50,11 @@ export function testApi(
   });
   // The production logger (redaction, request serializer), writing into memory.
   const logger = createLogger({ level: 'debug', name: 'api' }, sink);
-  const redis = createApiRedis(config.redis.url, config.api.redisCommandTimeoutMs);
+  const redis = createApiRedis(config.redis, config.api.redisCommandTimeoutMs);
   // Errors surface through commands; an unreachable Redis must not crash the test process.
   redis.on('error', () => undefined);
   const app = buildApi({ config, logger, redis, clock: options.clock });
-  const seedRedis = testRedis();
+  const seedRedis = testRedis({ single: options.redisUrl !== undefined });
   return {
     app,
     redis,

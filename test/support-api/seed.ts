@@ -1,4 +1,3 @@
-import type { Redis } from 'ioredis';
 import { hashApiKey } from '../../src/domain/access-rule.js';
 import { DEVICE_FIELDS } from '../../src/domain/device-fields.js';
 import type { DeviceValue } from '../../src/domain/device-record.js';
@@ -9,6 +8,7 @@ import { createAccessFactStore } from '../../src/read-model/access-fact-store.js
 import { createAccessViewStore } from '../../src/read-model/access-store.js';
 import { createInstallationStore } from '../../src/read-model/installation-store.js';
 import { createKeys, type ReadModelKeys } from '../../src/read-model/keys.js';
+import type { RedisClient } from '../../src/read-model/redis-connection.js';
 import { createTelemetryEdge, mapCache } from '../../src/read-model/telemetry-edge.js';
 
 // Seeds the read model through the consumers' own stores and batch planner, as the projectors
@@ -49,7 +49,7 @@ export interface Seeder {
   rotateKey(apiKey: string, newApiKey: string): Promise<void>;
 }
 
-export function createSeeder(redis: Redis, prefix: string): Seeder {
+export function createSeeder(redis: RedisClient, prefix: string): Seeder {
   const keys = createKeys(prefix);
   const installations = createInstallationStore({ conn: redis, keys });
   const facts = createAccessFactStore({ conn: redis, keys });

@@ -3,7 +3,9 @@ import { Redis } from 'ioredis';
 import { inject } from 'vitest';
 import type { KafkaClient } from '../../consumers/kafka/client.js';
 import { createKafkajsClient } from '../../consumers/kafka/kafkajs-client.js';
+import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
+import { connectRedis, type RedisClient, scanKeys } from '../../src/read-model/redis-connection.js';
 
 // Quiet by default; TEST_LOG_LEVEL=debug shows what the clients did.
 export const testLogger = createLogger({
@@ -22,6 +24,7 @@ export function isolatedEnv(id: string): Record<string, string> {
   return {
     KAFKA_BROKERS: kafkaBrokers().join(','),
     REDIS_URL: redisUrl(),
+    REDIS_CLUSTER_NODES: redisClusterNodes(),
     REDIS_KEY_PREFIX: `${id}:`,
     TOPIC_INSTALLATIONS: `${id}-installations`,
     TOPIC_TELEMETRY: `${id}-telemetry`,
@@ -41,6 +44,11 @@ export function redisUrl(): string {
   return inject('redisUrl');
 }
 
+/** The Redis Cluster the suite runs on (TEST_REDIS=cluster), as REDIS_CLUSTER_NODES; else ''. */
+export function redisClusterNodes(): string {
+  return inject('redisClusterNodes');
+}
+
 export function testKafkaClient(): KafkaClient {
   return createKafkajsClient({
     brokers: kafkaBrokers(),
@@ -49,8 +57,18 @@ export function testKafkaClient(): KafkaClient {
   });
 }
 
-export function testRedis(): Redis {
+/** The suite's single Redis, for what only one node can show (MONITOR, CLIENT LIST). */
+export function singleRedis(): Redis {
   return new Redis(redisUrl(), { maxRetriesPerRequest: 3 });
+}
+
+/** A connection to the suite's read model: the cluster when there is one, unless `single`. */
+export function testRedis(options: { single?: boolean } = {}): RedisClient {
+  const { redis } = loadConfig({
+    REDIS_URL: redisUrl(),
+    REDIS_CLUSTER_NODES: options.single ? '' : redisClusterNodes(),
+  });
+  return connectRedis(redis, { maxRetriesPerRequest: 3 });
 }
 
 /** Polls until `probe` returns a value other than undefined, or fails after the deadline. */
@@ -76,11 +94,8 @@ export async function waitFor<T>(
 }
 
 /** Deletes every key under a test's prefix. */
-export async function dropPrefix(redis: Redis, prefix: string): Promise<void> {
-  let cursor = '0';
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 500);
-    if (keys.length > 0) await redis.unlink(...keys);
-    cursor = next;
-  } while (cursor !== '0');
+export async function dropPrefix(redis: RedisClient, prefix: string): Promise<void> {
+  // One key per command: on a cluster, keys of one page live in many slots.
+  for await (const keys of scanKeys(redis, `${prefix}*`))
+    await Promise.all(keys.map((key) => redis.unlink(key)));
 }

@@ -37,7 +37,7 @@ export async function startE2eStack(): Promise<E2eStack> {
     kafka,
     redis: consumerRedis,
   });
-  const apiRedis = createApiRedis(config.redis.url, config.api.redisCommandTimeoutMs);
+  const apiRedis = createApiRedis(config.redis, config.api.redisCommandTimeoutMs);
   apiRedis.on('error', () => undefined);
   const app = buildApi({ config, logger: testLogger, redis: apiRedis });
   const origin = await app.listen({ host: '127.0.0.1', port: 0 });

@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
-import type { Redis } from 'ioredis';
 import { type ConsumerApp, startConsumers } from '../../../consumers/app.js';
 import type { KafkaMessage, Producer } from '../../../consumers/kafka/client.js';
 import { type Config, loadConfig } from '../../../src/config.js';
 import { createKeys, type ReadModelKeys } from '../../../src/read-model/keys.js';
+import type { RedisClient } from '../../../src/read-model/redis-connection.js';
 import {
   dropPrefix,
   isolatedEnv,
@@ -19,7 +19,7 @@ import {
 export interface Harness {
   readonly config: Config;
   readonly keys: ReadModelKeys;
-  readonly redis: Redis;
+  readonly redis: RedisClient;
   readonly app: ConsumerApp;
   send(topic: string, key: string | null, value: unknown): Promise<void>;
   /** Waits until every message sent so far was applied, found stale or dead-lettered. */
@@ -32,7 +32,7 @@ export interface Harness {
 export interface HarnessOptions {
   readonly env?: Record<string, string>;
   readonly clock?: () => number;
-  readonly redis?: Redis;
+  readonly redis?: RedisClient;
   readonly redisUrl?: string;
   /** Consume these topics (e.g. another harness's, to replay them) instead of new ones. */
   readonly topics?: Config['topics'];

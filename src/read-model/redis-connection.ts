@@ -1,0 +1,58 @@
+import { Cluster, Redis, type RedisOptions } from 'ioredis';
+import type { Config } from '../config.js';
+
+// The one place a process connects to Redis: the single Redis at REDIS_URL, or the Redis
+// Cluster of REDIS_CLUSTER_NODES. Everything else takes a RedisClient and runs the same code on
+// both: every command, script and pipeline group stays in one slot (keys.ts hash tags), and
+// pipelines that span installations are split per node (slot-pipeline.ts).
+
+export type RedisClient = Redis | Cluster;
+
+export const isCluster = (redis: RedisClient): redis is Cluster => redis instanceof Cluster;
+
+/** Connects with a role's options (per node on a cluster). */
+export function connectRedis(config: Config['redis'], options: RedisOptions = {}): RedisClient {
+  if (config.clusterNodes.length === 0) return new Redis(config.url, options);
+  const { enableOfflineQueue = true, retryStrategy, ...perNode } = options;
+  // Credentials come from REDIS_URL, so a secret lives in one setting whatever the topology.
+  const url = new URL(config.url);
+  return new Cluster([...config.clusterNodes], {
+    enableOfflineQueue,
+    ...(retryStrategy ? { clusterRetryStrategy: retryStrategy } : {}),
+    redisOptions: {
+      ...perNode,
+      ...(url.username ? { username: decodeURIComponent(url.username) } : {}),
+      ...(url.password ? { password: decodeURIComponent(url.password) } : {}),
+    },
+  });
+}
+
+/**
+ * A connection of its own to the same Redis or cluster (writers, watchers, the change
+ * subscriber). `subscriber`: on a cluster, SSUBSCRIBE goes to a subscriber per shard.
+ */
+export function duplicateConnection(
+  redis: RedisClient,
+  options: RedisOptions = {},
+  subscriber = false,
+): RedisClient {
+  if (!isCluster(redis)) return redis.duplicate(options);
+  const { enableOfflineQueue, ...perNode } = options;
+  return redis.duplicate([], {
+    ...(enableOfflineQueue === undefined ? {} : { enableOfflineQueue }),
+    shardedSubscribers: subscriber,
+    redisOptions: { ...redis.options.redisOptions, ...perNode },
+  });
+}
+
+/** Every key matching `pattern`, a page at a time: SCAN on the one Redis, or on every master. */
+export async function* scanKeys(redis: RedisClient, pattern: string): AsyncGenerator<string[]> {
+  for (const node of isCluster(redis) ? redis.nodes('master') : [redis]) {
+    let cursor = '0';
+    do {
+      const [next, found] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+      cursor = next;
+      if (found.length > 0) yield found;
+    } while (cursor !== '0');
+  }
+}
