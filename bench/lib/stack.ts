@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { Redis } from 'ioredis';
 import { type Admin, Kafka, logLevel, type Producer } from 'kafkajs';
+import { type RedisClient, scanKeys } from '../../src/read-model/redis-connection.js';
 import { ROOT } from './processes.js';
 
 // The project's Kafka (127.0.0.1:19092) and Redis (127.0.0.1:16379), started with infra/stack.sh
@@ -98,17 +99,13 @@ export async function produceAll(
 }
 
 /** Deletes every key under the prefix. */
-export async function dropPrefix(redis: Redis, prefix: string): Promise<number> {
-  let cursor = '0';
+export async function dropPrefix(redis: RedisClient, prefix: string): Promise<number> {
   let count = 0;
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 2_000);
-    if (keys.length > 0) {
-      await redis.unlink(...keys);
-      count += keys.length;
-    }
-    cursor = next;
-  } while (cursor !== '0');
+  // One key per command: on a cluster, one page of keys spans slots.
+  for await (const keys of scanKeys(redis, `${prefix}*`)) {
+    await Promise.all(keys.map((key) => redis.unlink(key)));
+    count += keys.length;
+  }
   return count;
 }
 

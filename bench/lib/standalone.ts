@@ -1,8 +1,9 @@
 import { writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Redis } from 'ioredis';
+import { loadConfig } from '../../src/config.js';
 import type { Installation } from '../../src/domain/installation.js';
+import { connectRedis, type RedisClient } from '../../src/read-model/redis-connection.js';
 import { device } from '../../test/support-api/fixtures.js';
 import { createSeeder, type Seeder } from '../../test/support-api/seed.js';
 import { BENCH_ONLINE_WINDOW_SECONDS } from '../workload/direct-write.js';
@@ -26,7 +27,7 @@ export type Bodies = Record<string, Array<[string, string]>>;
 
 export interface Standalone {
   readonly prefix: string;
-  readonly redis: Redis;
+  readonly redis: RedisClient;
   readonly seed: Seeder;
   /** `api/main.ts` on the case's prefix; resolves once /healthz answers. */
   api(port: number, env?: Record<string, string>): Promise<Target>;
@@ -36,9 +37,15 @@ export interface Standalone {
   close(): Promise<void>;
 }
 
-export function standalone(name: string): Standalone {
+/** `clusterNodes`: the case's model and API on that Redis Cluster instead of the one Redis. */
+export function standalone(name: string, options: { clusterNodes?: string } = {}): Standalone {
   const prefix = `bench:${name}-${Date.now().toString(36)}:`;
-  const redis = benchRedis();
+  const clusterNodes = options.clusterNodes ?? '';
+  const redis = clusterNodes
+    ? connectRedis(loadConfig({ REDIS_URL, REDIS_CLUSTER_NODES: clusterNodes }).redis, {
+        maxRetriesPerRequest: 3,
+      })
+    : benchRedis();
   const children: Child[] = [];
   const start = async (
     child: string,
@@ -66,6 +73,7 @@ export function standalone(name: string): Standalone {
     api: (port, env = {}) =>
       start('api', 'api/main.ts', port, [], {
         REDIS_URL,
+        REDIS_CLUSTER_NODES: clusterNodes,
         REDIS_KEY_PREFIX: prefix,
         API_PORT: String(port),
         LOG_LEVEL: 'warn',

@@ -18,6 +18,9 @@ export function connectRedis(config: Config['redis'], options: RedisOptions = {}
   const url = new URL(config.url);
   return new Cluster([...config.clusterNodes], {
     enableOfflineQueue,
+    // Commands issued in one turn leave in one write per node: what write-batching.ts's cork does
+    // for the one connection of a single Redis (bench/RESULTS.md, cluster reads).
+    enableAutoPipelining: true,
     ...(retryStrategy ? { clusterRetryStrategy: retryStrategy } : {}),
     redisOptions: {
       ...perNode,
@@ -41,6 +44,8 @@ export function duplicateConnection(
   return redis.duplicate([], {
     ...(enableOfflineQueue === undefined ? {} : { enableOfflineQueue }),
     shardedSubscribers: subscriber,
+    // ioredis would auto-pipeline SSUBSCRIBE (its exclusions name only the unsharded forms).
+    ...(subscriber ? { enableAutoPipelining: false } : {}),
     redisOptions: { ...redis.options.redisOptions, ...perNode },
   });
 }
