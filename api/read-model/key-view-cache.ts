@@ -43,6 +43,21 @@ export function createKeyViewCache(deps: {
   const lru = new Map<string, Entry>();
   // Bumped by clear(): a read begun before it is not kept.
   let era = 0;
+  // Requests of one key that arrive in the same turn of the event loop share one read of the
+  // generation, issued in that turn (on a cluster it may leave before the later ones arrive: a
+  // view written within that round trip shows on their next request, as if they came earlier).
+  const turn = new Map<string, Promise<string | null>>();
+  const endTurn = () => turn.clear();
+  function generationOf(keyHash: string): Promise<string | null> {
+    let read = turn.get(keyHash);
+    if (read === undefined) {
+      if (turn.size === 0) setImmediate(endTurn);
+      hold();
+      read = redis.get(keyViewGenerationKey(keys, keyHash));
+      turn.set(keyHash, read);
+    }
+    return read;
+  }
 
   const answer = (entry: Entry, nowMs: number): Access<StoredInstallations> =>
     isViewLive(entry.view.app, entry.view.exp, nowMs)
@@ -82,8 +97,7 @@ export function createKeyViewCache(deps: {
     async installations(keyHash, nowMs) {
       const entry = lru.get(keyHash);
       if (entry === undefined) return fill(keyHash, nowMs);
-      hold();
-      const generation = await redis.get(keyViewGenerationKey(keys, keyHash));
+      const generation = await generationOf(keyHash);
       // Cleared or replaced meanwhile: whatever was read before the GET is not this entry.
       if (generation !== entry.generation || lru.get(keyHash) !== entry)
         return fill(keyHash, nowMs);

@@ -62,6 +62,16 @@ describe('API key view cache (getInstallations)', () => {
     expect(again.commands).toEqual([['get', keyViewGenerationKey(keys, hashApiKey(key))]]);
   });
 
+  it('reads the generation once for requests of one key that arrive together', async () => {
+    const { key } = await keyWith(2);
+    const first = await list(key);
+    await monitor.take();
+    const together = await Promise.all([list(key), list(key), list(key)]);
+    for (const res of together) expect(res.body).toBe(first.body);
+    const commands = (await monitor.take()).filter((args) => !args.includes(epochKey(keys)));
+    expect(commands).toEqual([['get', keyViewGenerationKey(keys, hashApiKey(key))]]);
+  });
+
   it('serves a new grant and a renamed installation on the next request', async () => {
     const { key, granted } = await keyWith(2);
     const before = await list(key);
