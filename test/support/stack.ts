@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
 import { inject } from 'vitest';
 import type { KafkaClient } from '../../consumers/kafka/client.js';
 import { createKafkajsClient } from '../../consumers/kafka/kafkajs-client.js';
@@ -55,11 +54,6 @@ export function testKafkaClient(): KafkaClient {
     clientId: uniqueId('test'),
     logger: testLogger,
   });
-}
-
-/** The suite's single Redis, for what only one node can show (MONITOR, CLIENT LIST). */
-export function singleRedis(): Redis {
-  return new Redis(redisUrl(), { maxRetriesPerRequest: 3 });
 }
 
 /** A connection to the suite's read model: the cluster when there is one, unless `single`. */
