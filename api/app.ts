@@ -63,16 +63,15 @@ export function buildApi(deps: ApiDeps): FastifyInstance {
   // Reader (near-cache), streams and their change-feed subscriber; closed with the app.
   const side = createReadSide({ config, redis, logger: deps.logger, clock });
   // Open streams end before the server closes: close() would otherwise wait for them forever.
-  let closing = false;
   app.addHook('preClose', (done) => {
-    closing = true;
     side.streams.close();
     done();
   });
   // A request that arrived before close() and is answered after it ends its connection (Fastify
   // marks only those arriving later): kept alive, it would hold close() open until its timeout.
+  // The streams' closing flag is set by preClose, so it says whether close() began.
   app.addHook('onSend', (_request, reply, payload, done) => {
-    if (closing) reply.header('connection', 'close');
+    if (side.streams.closing) reply.header('connection', 'close');
     done(null, payload);
   });
   app.addHook('onClose', () => side.close());
