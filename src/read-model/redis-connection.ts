@@ -8,6 +8,9 @@ import type { Config } from '../config.js';
 
 export type RedisClient = Redis | Cluster;
 
+/** How often a cluster client re-reads the slot map, whatever it saw (see connectRedis). */
+const SLOTS_REFRESH_MS = 2_000;
+
 export const isCluster = (redis: RedisClient): redis is Cluster => redis instanceof Cluster;
 
 /** Connects with a role's options (per node on a cluster). */
@@ -21,6 +24,10 @@ export function connectRedis(config: Config['redis'], options: RedisOptions = {}
     // Commands issued in one turn leave in one write per node: what write-batching.ts's cork does
     // for the one connection of a single Redis (bench/RESULTS.md, cluster reads).
     enableAutoPipelining: true,
+    // A pipeline (ours or auto-pipelined) whose replies mix MOVED with successes hands the error
+    // to the callers without refreshing ioredis's slot map, and ioredis refreshes none on a
+    // timer by default: after a failover such reads failed until the process restarted.
+    slotsRefreshInterval: SLOTS_REFRESH_MS,
     ...(retryStrategy ? { clusterRetryStrategy: retryStrategy } : {}),
     redisOptions: {
       ...perNode,
