@@ -1,5 +1,5 @@
 import calculateSlot from 'cluster-key-slot';
-import type { ChainableCommander } from 'ioredis';
+import type { ChainableCommander, Cluster } from 'ioredis';
 import { isCluster, type RedisClient } from './redis-connection.js';
 
 // A pipeline that may span installations. On a single Redis it is the connection's pipeline: one
@@ -35,7 +35,7 @@ export function slotPipeline<P extends ChainableCommander = ChainableCommander>(
 }
 
 async function execPerNode(
-  conn: Extract<RedisClient, { nodes: unknown }>,
+  conn: Cluster,
   queued: readonly Queued[],
 ): Promise<Reply[]> {
   const groups = new Map<string, number[]>();

@@ -286,9 +286,12 @@ describe('API shutdown with open streams', () => {
         `${origin}${api.config.api.basePath}/streams/installationCurrentEnergyFlow?installationId=251`,
         { 'api-key': key },
       );
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      await waitFor('the request read held at the proxy', async () =>
+        proxy.pending > 0 ? true : undefined,
+      );
       const closed = api.close();
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      // The server stops listening after the preClose hooks ran: close() has begun.
+      await waitFor('close() begun', async () => (api.app.server.listening ? undefined : true));
       proxy.release();
       const s = await late;
       expect(s.status).toBe(503);

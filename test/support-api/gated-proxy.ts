@@ -5,6 +5,8 @@ import { connect, createServer, type Socket } from 'node:net';
 
 export interface GatedProxy {
   readonly url: string;
+  /** Writes kept back while held. */
+  readonly pending: number;
   hold(): void;
   release(): void;
   close(): Promise<void>;
@@ -37,6 +39,9 @@ export async function startGatedProxy(target: string): Promise<GatedProxy> {
   if (address === null || typeof address === 'string') throw new Error('proxy has no port');
   return {
     url: `redis://127.0.0.1:${address.port}`,
+    get pending() {
+      return waiting.length;
+    },
     hold() {
       held = true;
     },
