@@ -34,10 +34,7 @@ export function slotPipeline<P extends ChainableCommander = ChainableCommander>(
   return recorder;
 }
 
-async function execPerNode(
-  conn: Cluster,
-  queued: readonly Queued[],
-): Promise<Reply[]> {
+async function execPerNode(conn: Cluster, queued: readonly Queued[]): Promise<Reply[]> {
   const groups = new Map<string, number[]>();
   queued.forEach((command, i) => {
     const slot = calculateSlot(String(command.args[0]));
