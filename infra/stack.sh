@@ -118,10 +118,13 @@ redis_start() {
   bash "$ROOT/infra/ensure-package.sh" redis-server redis-server || die "redis-server is missing"
   # noeviction: a read model must never lose keys to eviction. AOF with fsync on every write:
   # consumers commit Kafka offsets once Redis acknowledged, so the write must be on disk by then
-  # (Redis 7.0 has no WAITAOF; docs/operations.md, Delivery guarantees).
+  # (Redis 7.0 has no WAITAOF; docs/operations.md, Delivery guarantees). A rewrite of the AOF
+  # stalls those fsyncs, and with them every write, for seconds: rewrite when the AOF grew ten
+  # times its base, not at the default doubling (docs/scaling.md, AOF).
   redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --daemonize yes \
     --dir "$REDIS_DIR" --pidfile "$REDIS_DIR/redis.pid" --logfile "$REDIS_DIR/redis.log" \
-    --appendonly yes --appendfsync always --save "" --maxmemory-policy noeviction
+    --appendonly yes --appendfsync always --auto-aof-rewrite-percentage 1000 \
+    --save "" --maxmemory-policy noeviction
   for _ in $(seq 1 100); do [ -f "$REDIS_DIR/redis.pid" ] && break; sleep 0.1; done
   wait_for_port "$REDIS_PORT" 20 "$REDIS_DIR/redis.pid" "$REDIS_DIR/redis.log"
   log "redis started on 127.0.0.1:$REDIS_PORT (data: $REDIS_DIR)"

@@ -24,6 +24,17 @@ function isLeap(year: number): boolean {
  * Fractions beyond milliseconds are truncated.
  */
 export function parseDateTime(value: string): number | null {
+  // A gateway stamps every device of one report with the same observedAt, and the fold and
+  // applyDeviceState both parse it: the last answer is reused.
+  if (value === lastParsed.text) return lastParsed.ms;
+  const ms = parseUncached(value);
+  lastParsed = { text: value, ms };
+  return ms;
+}
+
+let lastParsed: { readonly text: string; readonly ms: number | null } = { text: '', ms: null };
+
+function parseUncached(value: string): number | null {
   const m = RFC3339.exec(value);
   if (!m) return null;
   const [, y, mo, d, h, mi, s, frac, zulu, sign, oh, om] = m;
@@ -50,10 +61,15 @@ export function parseDateTime(value: string): number | null {
   return result;
 }
 
+let lastFormatted = { ms: Number.NaN, text: '' };
+
 /** Writes epoch ms as `YYYY-MM-DDTHH:MM:SS+00:00` (UTC, whole seconds, explicit offset). */
 export function formatDateTime(ms: number): string {
+  if (ms === lastFormatted.ms) return lastFormatted.text;
   if (!Number.isFinite(ms) || ms < FIRST_MS || ms > LAST_MS) {
     throw new RangeError(`date-time out of range: ${ms}`);
   }
-  return `${new Date(ms).toISOString().slice(0, 19)}+00:00`;
+  const text = `${new Date(ms).toISOString().slice(0, 19)}+00:00`;
+  lastFormatted = { ms, text };
+  return text;
 }

@@ -136,7 +136,12 @@ export function applyDeviceState(
   const firstSeenMs = Math.min(meta?.firstSeenMs ?? observedMs, observedMs);
   next.id = event.deviceId;
   next.installationId = event.installationId;
-  next.firstSeenDate = formatDateTime(firstSeenMs);
+  // Unchanged first sight: the current record's text, not a second date to format per event.
+  const firstSeenDate = current?.firstSeenDate;
+  next.firstSeenDate =
+    firstSeenMs === meta?.firstSeenMs && typeof firstSeenDate === 'string'
+      ? firstSeenDate
+      : formatDateTime(firstSeenMs);
   next.lastSeenDate = formatDateTime(observedMs);
   return {
     kind: 'applied',
@@ -168,16 +173,35 @@ export function futureSkewRejection(
   };
 }
 
-/** The record as ready-to-send JSON: every documented key in spec order, nothing else. */
-export function serializeDevice(category: DeviceCategory, record: DeviceRecord): string {
-  const out: Record<string, DeviceValue> = {};
+/** The record itself; throws when it lacks a key its category requires (it cannot be served). */
+export function checkDeviceRecord(category: DeviceCategory, record: DeviceRecord): DeviceRecord {
   for (const spec of DEVICE_FIELDS[category]) {
     const value = record[spec.name];
     if (value === undefined || (value === null && !spec.nullable)) {
       throw new TypeError(`${category} record lacks required field ${spec.name}`);
     }
-    out[spec.name] = value;
   }
+  return record;
+}
+
+/** The record as ready-to-send JSON: every documented key in spec order, nothing else. */
+export function serializeDevice(category: DeviceCategory, record: DeviceRecord): string {
+  return checkedDeviceJson(category, checkDeviceRecord(category, record));
+}
+
+/** serializeDevice of a record checkDeviceRecord already passed (the fold's entries). */
+export function checkedDeviceJson(category: DeviceCategory, record: DeviceRecord): string {
+  const specs = DEVICE_FIELDS[category];
+  // Records built by applyDeviceState, or read back from this JSON, hold exactly the spec's keys
+  // in its order: stringified as they are, with no copy to build per event.
+  let i = 0;
+  for (const name in record) if (specs[i++]?.name !== name) return serializeCopy(specs, record);
+  return i === specs.length ? JSON.stringify(record) : serializeCopy(specs, record);
+}
+
+function serializeCopy(specs: readonly FieldSpec[], record: DeviceRecord): string {
+  const out: Record<string, DeviceValue> = {};
+  for (const spec of specs) out[spec.name] = record[spec.name] as DeviceValue;
   return JSON.stringify(out);
 }
 

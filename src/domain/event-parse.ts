@@ -1,6 +1,11 @@
 import type { z } from 'zod';
 import type { RejectReason } from './dead-letter.js';
-import { DEVICE_CATEGORIES, INGEST_FIELDS, isDeviceCategory } from './device-fields.js';
+import {
+  DEVICE_CATEGORIES,
+  INGEST_FIELDS,
+  isDeviceCategory,
+  perCategory,
+} from './device-fields.js';
 import { surelyValidDeviceState } from './device-state-check.js';
 import {
   type AccessEvent,
@@ -145,13 +150,12 @@ export function parseTelemetryMessage(value: Bytes): ParseResult<TelemetryEvent>
   const { installationId, deviceId, observedAt } = valid;
   const input = valid.state as Record<string, unknown>;
   const state: Record<string, IngestValue> = {};
-  const known = new Set<string>();
-  for (const spec of INGEST_FIELDS[category]) {
-    known.add(spec.name);
+  for (const spec of INGEST_FIELDS[category])
     if (Object.hasOwn(input, spec.name)) state[spec.name] = input[spec.name] as IngestValue;
-  }
   // From the raw input: zod's output may already have left out keys such as `__proto__`.
-  const droppedKeys = Object.keys(obj.state as object).filter((k) => !known.has(k));
+  const known = KNOWN_STATE_KEYS[category];
+  const droppedKeys: string[] = [];
+  for (const k of Object.keys(obj.state as object)) if (!known.has(k)) droppedKeys.push(k);
   const event: DeviceStateEvent = {
     type: 'device.state',
     installationId,
@@ -162,6 +166,10 @@ export function parseTelemetryMessage(value: Bytes): ParseResult<TelemetryEvent>
   };
   return { ok: true, event, droppedKeys };
 }
+
+const KNOWN_STATE_KEYS = perCategory(
+  (c) => new Set<string>(INGEST_FIELDS[c].map((spec) => spec.name)),
+);
 
 const ACCESS_TYPES = accessEventSchema.options.map((o) => o.shape.type.value);
 

@@ -6,13 +6,15 @@ import type { FlowInput } from '../domain/energy-flow.js';
 // fold needs, loaded from Redis once (src/read-model/installation-load.ts), so projecting a
 // batch never reads Redis in the middle.
 
-/** One device as the installation holds it: the served record and what the fold derives from it. */
+/**
+ * One device as the installation holds it: the served record and what the fold derives from it.
+ * Its JSON is not kept: the write edge serializes the devices a batch changed, and memory holds
+ * one copy of each record instead of two.
+ */
 export interface DeviceEntry {
   readonly category: DeviceCategory;
   readonly deviceId: number;
   readonly record: DeviceRecord;
-  /** The record as ready-to-send JSON (what the devices hash stores). */
-  readonly json: string;
   /** Precise first/last observation (the record's date-times are whole seconds). */
   readonly meta: DeviceMeta;
   readonly input: FlowInput;

@@ -3,10 +3,10 @@ import type { RejectReason } from '../domain/dead-letter.js';
 import type { DeviceCategory } from '../domain/device-fields.js';
 import {
   applyDeviceState,
+  checkDeviceRecord,
   type DeviceMeta,
   type DeviceRecord,
   futureSkewRejection,
-  serializeDevice,
 } from '../domain/device-record.js';
 import { flowInputOf } from '../domain/energy-flow.js';
 import type { DeviceRemovedEvent, DeviceStateEvent, TelemetryEvent } from '../domain/events.js';
@@ -58,8 +58,6 @@ export interface FoldInput {
 export interface FoldResult {
   readonly outcomes: readonly EventOutcome[];
   readonly plan: WritePlan;
-  /** installationId -> indexes of the events that changed it (to drop them if it is corrupt). */
-  readonly touchedBy: ReadonlyMap<number, ReadonlySet<number>>;
 }
 
 export const fieldOf = (category: DeviceCategory, deviceId: number): string =>
@@ -74,8 +72,8 @@ export function deviceEntry(
   return {
     category,
     deviceId,
-    record,
-    json: serializeDevice(category, record),
+    // Checked here, so a record that cannot be served rejects its event; serialized at the write.
+    record: checkDeviceRecord(category, record),
     meta,
     input: flowInputOf(category, record),
   };
@@ -98,8 +96,6 @@ export function foldTelemetry(
   const index = new Map<string, DeviceIndexEntry>();
   const indexOps = new Map<string, IndexOp[]>();
   const releases: DeviceReleasedEvent[] = [];
-  const touchedBy = new Map<number, Set<number>>();
-  let current = 0;
 
   const workOf = (id: number): Work => {
     let w = work.get(id);
@@ -119,7 +115,6 @@ export function foldTelemetry(
   const touch = (id: number) => {
     const w = workOf(id);
     w.devices ??= new Map(w.before.devices);
-    touchedBy.set(id, (touchedBy.get(id) ?? new Set<number>()).add(current));
     return w as Work & { devices: Map<string, DeviceEntry> };
   };
   const put = (id: number, field: string, entry: DeviceEntry) => {
@@ -306,8 +301,7 @@ export function foldTelemetry(
   };
 
   const outcomes: EventOutcome[] = [];
-  for (const [i, event] of events.entries()) {
-    current = i;
+  for (const event of events) {
     try {
       outcomes.push(
         event.type === 'device.state'
@@ -342,7 +336,7 @@ export function foldTelemetry(
       next: { ...w.before, revision: w.before.revision + 1, devices: w.devices, flow },
     });
   }
-  return { outcomes, plan: { installations, index: indexOps, releases }, touchedBy };
+  return { outcomes, plan: { installations, index: indexOps, releases } };
 }
 
 /** The write that brings an expired flow up to date (time alone took a device offline). */

@@ -94,5 +94,5 @@ function decodeDevice(
     : metaFromRecord(record);
   if (meta === null)
     throw new CorruptStoredDataError(id, `${category} ${deviceId} has no seen dates`);
-  return { category, deviceId, record, json, meta, input: flowInputOf(category, record) };
+  return { category, deviceId, record, meta, input: flowInputOf(category, record) };
 }

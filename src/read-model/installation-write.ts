@@ -1,3 +1,4 @@
+import { checkedDeviceJson } from '../domain/device-record.js';
 import type { DeviceReleasedEvent } from '../projection/device-released.js';
 import type { IndexOp, InstallationWrite } from '../projection/write-plan.js';
 import { execOrThrow } from './exec.js';
@@ -100,7 +101,13 @@ export async function writeInstallations(
       w.set.size,
     ];
     for (const [field, entry] of w.set)
-      args.push(field, entry.json, encodeDeviceInputs(entry), entry.meta.lastSeenMs);
+      args.push(
+        field,
+        // Every entry a plan writes came through the fold's deviceEntry, which checked it.
+        checkedDeviceJson(entry.category, entry.record),
+        encodeDeviceInputs(entry),
+        entry.meta.lastSeenMs,
+      );
     args.push(...w.removed);
     pipeline.writeInstallation(
       keys.devices(w.id),

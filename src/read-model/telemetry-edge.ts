@@ -15,10 +15,11 @@ import type { ReadModelKeys } from './keys.js';
 import type { RedisClient } from './redis-connection.js';
 import { withScripts } from './scripts.js';
 
-// One pass of the telemetry write path over a batch: load what the cache lacks (one
-// pipeline; a second only for moved devices), fold (pure), write at the edge: device index
-// operations, then the device.released events they imply (the caller sends them, acknowledged),
-// then one script per installation (one pipeline). Every command on one slot, no WATCH.
+// One pass of the telemetry write path over a batch: load what the cache lacks (one pipeline;
+// more only for devices their installations do not hold), fold (pure), write at the edge: device
+// index operations, then the device.released events they imply (the caller sends them,
+// acknowledged), then one script per installation (one pipeline). Every command on one slot, no
+// WATCH.
 
 /** The states the caller keeps (a partition owner's memory; a plain Map in tools and tests). */
 export interface StateCache {
@@ -108,17 +109,32 @@ export function createTelemetryEdge(deps: {
         if (state) states.set(id, state);
         else missing.add(id);
       }
+      // Index entries of the devices the fold must locate: every one an event does not find in
+      // its installation. Installations not in memory are read first; only the devices they turn
+      // out not to hold (new ones, moves) cost a second read, not every device of a cold one.
       const indexFields = new Set<string>();
       for (const event of all) {
         const field = fieldOf(event.category, event.deviceId);
-        const held = states.get(event.installationId)?.devices.has(field) ?? false;
-        if (event.type !== 'device.state' || !held) indexFields.add(field);
+        const state = states.get(event.installationId);
+        if (event.type !== 'device.state' || (state && !state.devices.has(field)))
+          indexFields.add(field);
       }
       const loaded = await loadForBatch(conn, keys, [...missing], [...indexFields]);
       for (const state of loaded.states.values()) {
         cache.set(state);
         states.set(state.id, state);
       }
+      const unheld = new Set<string>();
+      for (const event of all) {
+        if (!missing.has(event.installationId) || loaded.corrupt.has(event.installationId))
+          continue;
+        const field = fieldOf(event.category, event.deviceId);
+        if (!indexFields.has(field) && !states.get(event.installationId)?.devices.has(field))
+          unheld.add(field);
+      }
+      if (unheld.size > 0)
+        for (const [field, entry] of (await loadForBatch(conn, keys, [], [...unheld])).index)
+          loaded.index.set(field, entry);
       // Devices met in another installation than the one holding them: carry their records on.
       const wanted = new Map<string, number>();
       for (const event of all) {

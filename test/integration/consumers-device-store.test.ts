@@ -116,13 +116,13 @@ afterAll(async () => {
 });
 
 describe('telemetry write path', () => {
-  it('loads, claims and writes a first batch in three round trips, then writes only', async () => {
+  it('loads, locates new devices, claims and writes a first batch in four round trips, then writes only', async () => {
     const first = [1, 2, 3].flatMap((id) =>
       (Object.keys(creating) as DeviceCategory[]).map((c, n) =>
         event(id, c, id * 100 + n, NOW - 60_000, creating[c] as Record<string, unknown>),
       ),
     );
-    expect(await batch(first)).toBe(3);
+    expect(await batch(first)).toBe(4);
     const live = [1, 2, 3].map((id) =>
       event(id, 'battery', id * 100 + 1, NOW - 1_000, { powerDc: id }),
     );
@@ -130,10 +130,22 @@ describe('telemetry write path', () => {
     expect(await batch(live)).toBe(1);
   });
 
-  it('needs one more round trip only for a device that moved, and releases it by message', async () => {
+  it('reads no device index for an installation that already holds the devices of its events', async () => {
+    // A new owner (after a rebalance or a restart) meets installations 1-3 with empty memory.
+    const live = [1, 2, 3].flatMap((id) =>
+      (Object.keys(creating) as DeviceCategory[]).map((c, n) =>
+        event(id, c, id * 100 + n, NOW - 500, {}),
+      ),
+    );
+    // Load, then write: no third round trip to locate devices the loaded states hold.
+    expect(await batch(live, owner())).toBe(2);
+  });
+
+  it('needs more round trips only for a device that moved, and releases it by message', async () => {
     await batch([event(5, 'battery', 500, NOW - 5_000, creating.battery)]);
-    // The event names 6: the device's index entry says 5, its record is carried on.
-    expect(await batch([event(6, 'battery', 500, NOW - 4_000, { powerDc: 1 })])).toBe(4);
+    // The event names 6: the device's index entry says 5, its record is carried on. Load 6,
+    // locate the device it does not hold, read its record in 5, claim, write.
+    expect(await batch([event(6, 'battery', 500, NOW - 4_000, { powerDc: 1 })])).toBe(5);
     expect(JSON.parse((await redis.hget(keys.devices(6), 'battery:500')) as string)).toMatchObject({
       installationId: 6,
       soe: 55.5,

@@ -187,16 +187,6 @@ describe('telemetry fold: one installation', () => {
     expect(r.outcomes[0]).toMatchObject({ kind: 'rejected', reason: 'processing_error' });
     expect(r.outcomes[1]?.kind).toBe('applied');
   });
-
-  it('says which events changed which installation', () => {
-    const r = when({}, [
-      battery(1, T0, { soe: 1 }),
-      battery(2, T0, { soe: 1 }, 8),
-      battery(2, T0 + 1, { soe: 2 }, 8),
-    ]);
-    expect(r.touchedBy.get(1)).toEqual(new Set([0]));
-    expect(r.touchedBy.get(2)).toEqual(new Set([1, 2]));
-  });
 });
 
 describe('telemetry fold: device moves (docs/projection.md)', () => {

@@ -4,7 +4,8 @@
   one. Every writer of the devices and flow bumps it (this script, delete-installation-9.lua),
   so a stale in-memory copy (a former owner, a redelivered batch) never overwrites a newer
   write: it gets { 0, revision } and reloads. Monotonic beyond that: a device record is
-  replaced only by one observed no earlier, a flow only by a newer version.
+  replaced only by one observed no earlier. The flow needs no check of its own: its version
+  'v' is the revision that wrote it, so a matching revision means no newer flow is stored.
   KEYS[1] devices(id)              KEYS[2] internalOf(id, 'fi')
   KEYS[3] flow(id)                 KEYS[4] changeChannel(id)
   ARGV[1] expected revision ('0' when none is stored)
@@ -12,7 +13,7 @@
   ARGV[4] n, the number of devices written, then n times: field, record JSON, fi value, lastSeenMs
   ARGV[5 + 4n ...] device fields deleted
   Returns { 1, new revision } when applied; { 0, stored revision } on a revision mismatch;
-  { -1, field } when a stored record is newer; { -2, version } when the stored flow is newer.
+  { -1, field } when a stored record is newer.
 ]]
 local expected = tonumber(ARGV[1])
 local n = tonumber(ARGV[4])
@@ -26,10 +27,6 @@ for i = 0, n - 1 do
   if oldLast and oldLast > tonumber(ARGV[8 + i * 4]) then return { -1, fields[i + 2] } end
 end
 local rev = expected + 1
-if ARGV[2] ~= '' then
-  local version = tonumber(redis.call('HGET', KEYS[3], 'v'))
-  if version and version >= rev then return { -2, tostring(version) } end
-end
 local inputs = { '#rev', rev }
 if n > 0 then
   local records = {}
