@@ -9,9 +9,17 @@ import { httpDate } from './last-modified.js';
 // and whether the client's copy is current (304). Decided before the answer is sent, so a
 // quota can charge a 304 less than a 200.
 
+// Content-Type as the answers have always carried it: Fastify appends the charset to a string
+// payload only, so a body built as text says `charset=utf-8`, one built as bytes (and every
+// compressed payload) does not. Set explicitly, so a text body may be kept as bytes.
+export const JSON_TYPE = 'application/json';
+export const JSON_TEXT_TYPE = 'application/json; charset=utf-8';
+
 /** A body with its validators: built once, it can be kept and served again (near-cache). */
 export interface Representation {
   readonly body: string | Buffer;
+  /** Content-Type of the identity-coded body. */
+  readonly type: string;
   /** Strong tag of the identity-coded body. */
   readonly tag: string;
   readonly lastModifiedMs: number | null;
@@ -23,9 +31,10 @@ export function representationOf(
   body: string | Buffer,
   lastModifiedMs: number | null,
   tag: string = etagOf(body),
+  type: string = typeof body === 'string' ? JSON_TEXT_TYPE : JSON_TYPE,
 ): Representation {
   const lastModified = lastModifiedMs === null ? null : httpDate(lastModifiedMs);
-  return { body, tag, lastModifiedMs, lastModified };
+  return { body, type, tag, lastModifiedMs, lastModified };
 }
 
 export interface Negotiated {
@@ -34,6 +43,8 @@ export interface Negotiated {
   /** The bytes to send (compressed when a coding was chosen); unused for a 304. */
   readonly payload: string | Buffer;
   readonly coding: 'br' | 'gzip' | null;
+  /** Content-Type of `payload`; unused for a 304. */
+  readonly type: string;
   readonly lastModified: string | null;
 }
 
@@ -56,16 +67,21 @@ export function negotiate(request: FastifyRequest, rep: Representation): Negotia
       // Any coding of the same body is the same data: the client's copy is current, and the
       // 304 names the tag it holds so its cache freshens that stored response.
       const held = matchingTag(ifNoneMatch, [tag, identityTag, ...codedTags(identityTag)]);
-      if (held !== null) return { notModified: true, tag: held, payload: '', coding, lastModified };
+      if (held !== null) {
+        return { notModified: true, tag: held, payload: '', coding, type: '', lastModified };
+      }
     } else {
       const since = headers['if-modified-since'];
       if (since !== undefined && notModifiedSince(since, rep.lastModifiedMs)) {
-        return { notModified: true, tag, payload: '', coding, lastModified };
+        return { notModified: true, tag, payload: '', coding, type: '', lastModified };
       }
     }
   }
-  const payload = coding === null ? body : compress(body, coding);
-  return { notModified: false, tag, payload, coding, lastModified };
+  if (coding === null) {
+    return { notModified: false, tag, payload: body, coding, type: rep.type, lastModified };
+  }
+  const payload = compress(body, coding);
+  return { notModified: false, tag, payload, coding, type: JSON_TYPE, lastModified };
 }
 
 function codedTags(identityTag: string): string[] {
@@ -78,5 +94,5 @@ export function sendNegotiated(reply: FastifyReply, n: Negotiated): FastifyReply
   if (n.notModified) return reply.code(304).send();
   if (n.lastModified !== null) reply.header('last-modified', n.lastModified);
   if (n.coding !== null) reply.header('content-encoding', n.coding);
-  return reply.type('application/json').send(n.payload);
+  return reply.type(n.type).send(n.payload);
 }

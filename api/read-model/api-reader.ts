@@ -54,10 +54,15 @@ export interface StoredDevices {
  * the entry's bytes alone: never an expired flow, which depends on the time of the request.
  */
 export interface FlowPart {
-  /** ETag of the `data` bytes alone. */
-  readonly tag: string;
+  /** `{"installationId":…,"data":…}` in UTF-8: the flow's element of the bulk body, ready to copy. */
+  readonly json: Buffer;
+  /** The id, then the ETag of the `data` bytes alone: the flow's share of the bulk ETag's input. */
+  readonly tagged: string;
   /** Its `"lastUpdated":"…"` member, null when `data` is null. */
   readonly updated: string | null;
+  /** That date in ms and as an HTTP-date: the bulk Last-Modified when it is the latest. */
+  readonly updatedMs: number | null;
+  readonly updatedHttp: string | null;
 }
 
 export interface Memo {
@@ -67,13 +72,16 @@ export interface Memo {
   devices: Representation | null;
 }
 
+/** A read answered from memory comes without a promise (near-cache hits, cached-reader.ts). */
+export type Read<T> = Access<T> | Promise<Access<T>>;
+
 export interface ApiReader {
   /** Whether the key is live at `nowMs` (used when parameters are bad: auth answers first). */
   keyLive(keyHash: string, nowMs: number): Promise<boolean>;
   /** Every installation the key may read, in no particular order. */
   installations(keyHash: string, nowMs: number): Promise<Access<StoredInstallations>>;
-  devices(keyHash: string, id: number, nowMs: number): Promise<Access<StoredDevices>>;
-  flow(keyHash: string, id: number, nowMs: number): Promise<Access<StoredFlow>>;
+  devices(keyHash: string, id: number, nowMs: number): Read<StoredDevices>;
+  flow(keyHash: string, id: number, nowMs: number): Read<StoredFlow>;
   /** `flow` of each id, in order: one one-slot command per installation, never a cross-slot one. */
   flows(keyHash: string, ids: readonly number[], nowMs: number): Promise<Access<StoredFlow>[]>;
 }

@@ -1,6 +1,6 @@
 import type { ReadModelKeys } from '../../src/read-model/keys.js';
 import type { RedisClient } from '../../src/read-model/redis-connection.js';
-import type { Access, ApiReader, Memo, StoredFlow } from './api-reader.js';
+import type { Access, ApiReader, Memo, StoredDevices, StoredFlow } from './api-reader.js';
 import { withApiScripts } from './api-scripts.js';
 import type { ChangeSubscriber } from './change-subscriber.js';
 import type { KeyViewCache } from './key-view-cache.js';
@@ -31,6 +31,10 @@ export interface Snapshot {
   readonly devices: readonly Buffer[];
   /** Answers built from these bytes, kept as long as the snapshot is. */
   readonly memo: Memo;
+  /** The flow read as served until validUntil, built once: a hit allocates nothing for it. */
+  readonly fresh: { readonly kind: 'ok'; readonly value: StoredFlow };
+  /** The devices read, likewise. */
+  readonly devicesRead: { readonly kind: 'ok'; readonly value: StoredDevices };
 }
 
 export interface InstallationRead {
@@ -42,8 +46,11 @@ export interface InstallationRead {
 export interface NearCache {
   /** The installation as the key may read it now: cached, or read (and cached when it can be). */
   read(keyHash: string, id: number, nowMs: number): Promise<Access<InstallationRead>>;
-  /** A hit, as `read` would answer it, without a promise; undefined when `read` must go to Redis. */
-  peek(keyHash: string, id: number, nowMs: number): InstallationRead | undefined;
+  /**
+   * The snapshot of a hit, without a promise; undefined when `read` must go to Redis.
+   * `monotonicMs`: performance.now(), which a caller peeking many ids may read once.
+   */
+  peek(keyHash: string, id: number, nowMs: number, monotonicMs?: number): Snapshot | undefined;
   readonly size: number;
   clear(): void;
 }
@@ -99,12 +106,17 @@ export function createNearCache(deps: {
     if (reply === null) return null;
     const [exp, data, validUntil, ...devices] = reply as Buffer[];
     const keyExpiresAtMs = Number(String(exp));
+    const flowData = String(data);
+    const validUntilMs = Number(String(validUntil));
+    const memo: Memo = { flow: null, flowPart: null, devices: null };
     const snapshot: Snapshot = {
       grants: new Map([[keyHash, keyExpiresAtMs]]),
-      flowData: String(data),
-      validUntilMs: Number(String(validUntil)),
+      flowData,
+      validUntilMs,
       devices,
-      memo: { flow: null, flowPart: null, devices: null },
+      memo,
+      fresh: { kind: 'ok', value: { data: flowData, validUntilMs, devices: null, memo } },
+      devicesRead: { kind: 'ok', value: { pairs: devices, memo } },
     };
     return { keyExpiresAtMs, snapshot };
   }
@@ -147,14 +159,19 @@ export function createNearCache(deps: {
     if (lru.size > deps.entries) drop(lru.keys().next().value as number);
   }
 
-  function hit(keyHash: string, id: number, nowMs: number): InstallationRead | undefined {
+  function hit(
+    keyHash: string,
+    id: number,
+    nowMs: number,
+    monotonicMs = performance.now(),
+  ): Snapshot | undefined {
     const entry = lru.get(id);
     if (entry === undefined) return undefined;
-    const exp = granted(entry.snapshot, keyHash, nowMs);
-    if (exp === null || performance.now() - entry.filledAt >= deps.maxAgeMs) return undefined;
+    if (granted(entry.snapshot, keyHash, nowMs) === null) return undefined;
+    if (monotonicMs - entry.filledAt >= deps.maxAgeMs) return undefined;
     lru.delete(id);
     lru.set(id, entry);
-    return { keyExpiresAtMs: exp, snapshot: entry.snapshot };
+    return entry.snapshot;
   }
 
   return {
@@ -167,8 +184,12 @@ export function createNearCache(deps: {
     },
     peek: hit,
     async read(keyHash, id, nowMs) {
-      const cached = hit(keyHash, id, nowMs);
-      if (cached !== undefined) return { kind: 'ok', value: cached };
+      const snapshot = hit(keyHash, id, nowMs);
+      if (snapshot !== undefined) {
+        // A hit's grant is live: its stored expiry is the one `granted` passed.
+        const keyExpiresAtMs = snapshot.grants.get(keyHash) as number;
+        return { kind: 'ok', value: { keyExpiresAtMs, snapshot } };
+      }
       // Sent while the channel is confirmed: any later write is announced, the read may be kept.
       const covered = deps.entries > 0 && subscriber.confirmed(id);
       const stamp = covered ? subscriber.stamp(id) : 0;
@@ -186,20 +207,24 @@ export function cachedReader(base: ApiReader, cache: NearCache, keyViews: KeyVie
   return {
     keyLive: base.keyLive,
     installations: keyViews.installations,
-    async devices(keyHash, id, nowMs) {
-      const r = await cache.read(keyHash, id, nowMs);
-      if (r.kind !== 'ok') return r;
-      const { snapshot } = r.value;
-      return { kind: 'ok', value: { pairs: snapshot.devices, memo: snapshot.memo } };
+    // A hit answers without a promise: the route then answers in the same turn.
+    devices(keyHash, id, nowMs) {
+      const snapshot = cache.peek(keyHash, id, nowMs);
+      if (snapshot !== undefined) return snapshot.devicesRead;
+      return cache
+        .read(keyHash, id, nowMs)
+        .then((r) => (r.kind === 'ok' ? r.value.snapshot.devicesRead : r));
     },
     async flows(keyHash, ids, nowMs) {
-      // Hits from memory without a promise each; misses as single reads, issued together.
+      // Hits from memory without a promise or an object each; misses as single reads, issued
+      // together.
       const out: Array<Access<StoredFlow> | Promise<Access<StoredFlow>>> = new Array(ids.length);
       let misses = false;
+      const monotonicMs = performance.now();
       for (let i = 0; i < ids.length; i++) {
-        const cached = cache.peek(keyHash, ids[i] as number, nowMs);
-        if (cached !== undefined) {
-          out[i] = { kind: 'ok', value: storedFlowOf(cached.snapshot, nowMs) };
+        const snapshot = cache.peek(keyHash, ids[i] as number, nowMs, monotonicMs);
+        if (snapshot !== undefined) {
+          out[i] = flowReadOf(snapshot, nowMs);
         } else {
           out[i] = this.flow(keyHash, ids[i] as number, nowMs);
           misses = true;
@@ -207,22 +232,32 @@ export function cachedReader(base: ApiReader, cache: NearCache, keyViews: KeyVie
       }
       return misses ? Promise.all(out) : (out as Access<StoredFlow>[]);
     },
-    async flow(keyHash, id, nowMs) {
-      const r = await cache.read(keyHash, id, nowMs);
-      return r.kind === 'ok' ? { kind: 'ok', value: storedFlowOf(r.value.snapshot, nowMs) } : r;
+    flow(keyHash, id, nowMs) {
+      const snapshot = cache.peek(keyHash, id, nowMs);
+      if (snapshot !== undefined) return flowReadOf(snapshot, nowMs);
+      return cache
+        .read(keyHash, id, nowMs)
+        .then((r) => (r.kind === 'ok' ? flowReadOf(r.value.snapshot, nowMs) : r));
     },
   };
+}
+
+/** The flow read of a snapshot: the one built with it while validUntil holds. */
+function flowReadOf(snapshot: Snapshot, nowMs: number): Access<StoredFlow> {
+  const { validUntilMs } = snapshot;
+  if (validUntilMs === 0 || validUntilMs >= nowMs) return snapshot.fresh;
+  return { kind: 'ok', value: storedFlowOf(snapshot, nowMs) };
 }
 
 /** The flow as the flow script answers it: with the devices only once validUntil has passed. */
 export function storedFlowOf(snapshot: Snapshot, nowMs: number): StoredFlow {
   const { validUntilMs } = snapshot;
-  const expired = validUntilMs !== 0 && validUntilMs < nowMs;
+  if (validUntilMs === 0 || validUntilMs >= nowMs) return snapshot.fresh.value;
   return {
     data: snapshot.flowData,
     validUntilMs,
     // Cold path (until the consumers' sweep rewrites the flow): decode as the script path does.
-    devices: expired ? snapshot.devices.map(String) : null,
+    devices: snapshot.devices.map(String),
     memo: snapshot.memo,
   };
 }

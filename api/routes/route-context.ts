@@ -14,23 +14,37 @@ export interface RouteContext {
   readonly quotas: Quotas | null;
 }
 
-type Handler = (request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply>;
+type Handler = (
+  request: FastifyRequest,
+  reply: FastifyReply,
+) => FastifyReply | Promise<FastifyReply>;
 
 /**
  * Any failure below the handler (Redis unreachable, a script error, bad stored bytes) becomes
  * the endpoint's 500 code, never 401/404. Only the error's name and message are logged: an
  * ioredis error carries the command arguments.
  */
-export function guarded(failure: ErrorCode, handler: Handler): Handler {
-  return async (request, reply) => {
+export function guarded(
+  failure: ErrorCode,
+  handler: Handler,
+): (request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply> | undefined {
+  const fail = (request: FastifyRequest, reply: FastifyReply, error: unknown) => {
+    logFailure(request.log, error);
+    // Same status and code (semantics.md); the header tells clients when trying again helps.
+    if (storeUnreachable(error)) reply.header('retry-after', STORE_RETRY_AFTER_SECONDS);
+    return sendError(reply, failure);
+  };
+  return (request, reply) => {
+    let result: FastifyReply | Promise<FastifyReply>;
     try {
-      return await handler(request, reply);
+      result = handler(request, reply);
     } catch (error) {
-      logFailure(request.log, error);
-      // Same status and code (semantics.md); the header tells clients when trying again helps.
-      if (storeUnreachable(error)) reply.header('retry-after', STORE_RETRY_AFTER_SECONDS);
-      return sendError(reply, failure);
+      fail(request, reply, error);
+      return undefined;
     }
+    if (result instanceof Promise) return result.catch((error) => fail(request, reply, error));
+    // Answered in this turn: undefined tells Fastify so (a returned reply would be sent again).
+    return undefined;
   };
 }
 

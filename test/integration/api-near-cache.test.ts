@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { etagOf } from '../../api/http/etag.js';
 import { hashApiKey } from '../../src/domain/access-rule.js';
 import { writeEpoch } from '../../src/read-model/epoch.js';
 import { createKeys, epochKey } from '../../src/read-model/keys.js';
@@ -107,6 +108,59 @@ describe('API near-cache', () => {
     );
   });
 
+  it('serves the bulk flow from memory and follows every change of a flow', async () => {
+    const { id, key } = await readable();
+    const bulkPath = `/getInstallationsCurrentEnergyFlow?installationIds=${id}`;
+    /** The single endpoint's data bytes, and the bulk answer they make (beyond.md §4). */
+    const expected = async () => {
+      const single = (await get(flowPath(id), key)).body;
+      const data = single.slice(single.indexOf('"data":') + 7, -1);
+      return {
+        body: `{"valid":true,"flows":[{"installationId":${id},"data":${data}}],"notFound":[]}`,
+        etag: etagOf(`bulk-flow ${id}${etagOf(data)} notFound `),
+      };
+    };
+    const check = (res: { body: string; headers: Record<string, unknown> }, want: object) => {
+      expect({ body: res.body, etag: res.headers.etag }).toEqual(want);
+      expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
+    };
+    // Served from memory twice: the second from the part the first kept with the entry.
+    const before = await expected();
+    const cold = await warm(bulkPath, key);
+    check(cold, before);
+    const { result: hot, commands } = await commandsOf(() => get(bulkPath, key));
+    expect(commands).toEqual([]);
+    check(hot, before);
+    nowMs += 2_000;
+    await battery(id, 63);
+    await waitFor(
+      'the new flow in the bulk answer',
+      async () => ((await get(bulkPath, key)).body.includes('"batterySoe":63') ? true : undefined),
+      1_000,
+    );
+    const after = await expected();
+    expect(after.etag).not.toBe(before.etag);
+    check(await warm(bulkPath, key), after);
+    const again = await get(bulkPath, key);
+    check(again, after);
+    expect(again.headers['last-modified']).toBe(new Date(nowMs).toUTCString());
+    expect(again.headers['last-modified']).not.toBe(hot.headers['last-modified']);
+    nowMs = Date.now();
+    // The answer kept for this text is another key's only if that key reads the same.
+    expect((await get(bulkPath, stranger)).body).toBe(
+      `{"valid":true,"flows":[],"notFound":[${id}]}`,
+    );
+    const { result: owner } = await commandsOf(() => get(bulkPath, key));
+    check(owner, after);
+    await api.seed.revokeKey(key);
+    await refusedWithin(
+      'bulk after revocation',
+      Date.now(),
+      async () => (await get(bulkPath, key)).statusCode,
+      401,
+    );
+  });
+
   it('answers a revoked key 401 within 1 s with the cache warm', async () => {
     const { id, key } = await readable();
     await warm(flowPath(id), key);
@@ -180,6 +234,26 @@ describe('API near-cache', () => {
     expect(after.json().data).toBeNull();
     // Computed from the cached devices: still no Redis command.
     expect(commands).toEqual([]);
+    nowMs = Date.now();
+  });
+
+  it('answers 500 when a hit fails while it is answered in the same turn', async () => {
+    const { id, key } = await readable();
+    const redis = testRedis();
+    try {
+      // Unannounced: the entry filled next holds these bytes, unusable once the flow expires.
+      const [field] = await redis.hkeys(api.seed.keys.devices(id));
+      await redis.hset(api.seed.keys.devices(id), field as string, '{not json');
+    } finally {
+      redis.disconnect();
+    }
+    await warm(flowPath(id), key);
+    nowMs += (window + 1) * 1000;
+    const { result: res, commands } = await commandsOf(() => get(flowPath(id), key));
+    expect(commands).toEqual([]);
+    expect([res.statusCode, res.body]).toEqual([500, '{"valid":false,"error":"INTERNAL_ERROR"}']);
+    // Caught by the route's guard (route-context.ts), which logs the failure without arguments.
+    expect(api.logLines.some((line) => line.includes('"msg":"read failed"'))).toBe(true);
     nowMs = Date.now();
   });
 
