@@ -8,6 +8,7 @@ import { microCases } from './cases/micro.js';
 import { mixedCase } from './cases/mixed.js';
 import { profileApi, profileConsumer } from './cases/profile.js';
 import { closedLoopReads, openLoopReads, type ReadServers, warmUp } from './cases/reads.js';
+import { rebuildCase } from './cases/rebuild.js';
 import { redisPatternCases } from './cases/redis-patterns.js';
 import { scaleCases } from './cases/scale.js';
 import { startupCases } from './cases/startup.js';
@@ -126,6 +127,10 @@ try {
   if (run('scale-out')) {
     console.log('\n[scale-out] 2 consumer processes in one group vs 1 (alternating)');
     await ingestScaleOut(ctx, setup);
+  }
+  if (run('rebuild')) {
+    console.log(`\n[rebuild] ${opts.rebuildEvents} telemetry events into an empty read model`);
+    await rebuildCase(ctx, workload);
   }
   await api.child.stop();
   await baseline.child.stop();

@@ -16,7 +16,7 @@ import { printRow, type Row } from '../lib/report.js';
 import { type Message, produceAll } from '../lib/stack.js';
 import { Samples, spread, summarizeLatencies } from '../lib/stats.js';
 import { liveState, stateEvent } from '../workload/device-state.js';
-import type { DeviceSpec, Workload } from '../workload/plan.js';
+import type { Workload } from '../workload/plan.js';
 
 // Ingest cases: throughput of the project's consumer process against a bare kafkajs consumer on
 // the same topic (alternating), the bare consumer on @platformatic/kafka against the kafkajs one,
@@ -36,12 +36,6 @@ export interface IngestSetup {
   readonly prefix: string;
   /** Empty topics for the installations and access consumers of an ingest-only process. */
   readonly quietTopics: Omit<ConsumerTopics, 'telemetry'>;
-}
-
-function randomDevice(w: Workload, rng: Rng): { inst: number; device: DeviceSpec } {
-  const inst = rng.int(1, w.installationCount);
-  const devices = w.devicesOf(inst);
-  return { inst, device: devices[rng.int(0, devices.length - 1)] as DeviceSpec };
 }
 
 /**
@@ -264,10 +258,11 @@ export interface FreshnessRun {
 }
 
 /**
- * Produces device.state at `rate`/s with observedAt = the scheduled send time, and watches the
- * device's precise lastSeen (its flow-inputs value, `<first>;<last>;…`, written by the same
- * script as the record) of every `probeEvery`-th event until it reaches that time. Freshness =
- * seen - observedAt.
+ * Produces device.state at `rate`/s as the throughput case does (gateways: a random installation
+ * reports every device it has, at once, with one observedAt = the report's scheduled send time),
+ * so that "50 % of max" is half of the maximum of the same traffic. Watches the device's precise
+ * lastSeen (its flow-inputs value, `<first>;<last>;…`, written by the same script as the record)
+ * of every `probeEvery`-th event until it reaches that time. Freshness = seen - observedAt.
  */
 export function startFreshness(
   ctx: BenchContext,
@@ -294,17 +289,19 @@ export function startFreshness(
     const messages: Message[] = [];
     while (produced < due) {
       const intended = start + Math.floor((produced * 1000) / rate);
-      const { inst, device } = randomDevice(w, rng);
-      const event = stateEvent(inst, device, intended, liveState(rng, device.category));
-      messages.push({ key: String(inst), value: JSON.stringify(event) });
-      if (produced % probeEvery === 0) {
-        const key = `${flowInputsKey(keys, inst)} ${deviceField(device.category, device.deviceId)}`;
-        if (!pending.has(key)) {
-          pending.set(key, intended);
-          probes++;
+      const inst = rng.int(1, w.installationCount);
+      for (const device of w.devicesOf(inst)) {
+        const event = stateEvent(inst, device, intended, liveState(rng, device.category));
+        messages.push({ key: String(inst), value: JSON.stringify(event) });
+        if (produced % probeEvery === 0) {
+          const key = `${flowInputsKey(keys, inst)} ${deviceField(device.category, device.deviceId)}`;
+          if (!pending.has(key)) {
+            pending.set(key, intended);
+            probes++;
+          }
         }
+        produced++;
       }
-      produced++;
     }
     if (messages.length > 0) sends.push(ctx.kafka.producer.send({ topic, acks: 1, messages }));
     setTimeout(produceTick, 10);

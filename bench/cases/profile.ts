@@ -4,8 +4,7 @@ import { createRng } from '../../tools/sim/random.js';
 import { type BenchContext, runLoad, startApi, startConsumerProcess } from '../lib/context.js';
 import { produceAll } from '../lib/stack.js';
 import { profileMarkdown, summarizeProfile } from '../profile/summarize-profile.js';
-import { liveState, stateEvent } from '../workload/device-state.js';
-import type { IngestSetup } from './ingest.js';
+import { type IngestSetup, liveMessages } from './ingest.js';
 import { ENDPOINTS } from './reads.js';
 
 // Where the time goes: the API process under closed-loop load with --cpu-prof (each endpoint in
@@ -64,18 +63,8 @@ export async function profileConsumer(ctx: BenchContext, setup: IngestSetup): Pr
   const rng = createRng(5);
   const w = setup.workload;
   const total = ctx.opts.ingestEvents;
-  const messages = Array.from({ length: total }, (_, i) => {
-    const inst = rng.int(1, w.installationCount);
-    const devices = w.devicesOf(inst);
-    const device = devices[rng.int(0, devices.length - 1)] as (typeof devices)[number];
-    const event = stateEvent(
-      inst,
-      device,
-      Date.now() + Math.floor(i / 100),
-      liveState(rng, device.category),
-    );
-    return { key: String(inst), value: JSON.stringify(event) };
-  });
+  // The traffic of the throughput case: gateways reporting every device of an installation.
+  const messages = liveMessages(w, total, Date.now(), rng);
   await produceAll(ctx.kafka.producer, topic, messages);
   const dir = join(ctx.dir, 'prof-consumers');
   mkdirSync(dir, { recursive: true });

@@ -15,7 +15,9 @@ export interface BenchOptions {
   /** Variants of the API (log level, auto-pipelining) against the API as run. */
   readonly experiments: boolean;
   readonly seed: number;
-  /** Phases to leave out: reads, open, ingest, mixed, scale. */
+  /** Telemetry events the rebuild case replays into an empty read model. */
+  readonly rebuildEvents: number;
+  /** Phases to leave out: reads, open, ingest, mixed, scale-out, rebuild, startup, scale, micro. */
   readonly skip: ReadonlySet<string>;
 }
 
@@ -41,6 +43,7 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
     profile: argv.includes('--profile') || (!argv.includes('--no-profile') && !quick),
     experiments: argv.includes('--experiments') || (!argv.includes('--no-experiments') && !quick),
     seed: num('--seed', 42),
+    rebuildEvents: num('--rebuild-events', quick ? 50_000 : 1_000_000),
     skip: new Set((value('--skip') ?? '').split(',').filter(Boolean)),
   };
 }
