@@ -6,22 +6,28 @@ import { isCluster, type RedisClient } from '../../src/read-model/redis-connecti
 // runs right after it) sends those commands in one socket write instead of one each: fewer
 // system calls here and in Redis. A lone request waits for nothing but its own turn. Meant for
 // commands with small replies: held commands run back to back in Redis and their replies come
-// back together, which for large replies costs more than the writes it saves.
+// back together, which for large replies costs more than the writes it saves. A cluster sends
+// through a connection per node: every node's is held, as the turn's commands may go to any.
 
-/** Returns `hold`, to call before sending a command: it corks the socket once per turn. */
+type Stream = NonNullable<Redis['stream']>;
+
+/** Returns `hold`, to call before sending a command: it corks the sockets once per turn. */
 export function writeBatcher(redis: RedisClient): () => void {
-  // A cluster sends through a connection per node: nothing here to cork.
-  if (isCluster(redis)) return () => undefined;
-  let held = false;
-  const release = (stream: Redis['stream']) => {
-    held = false;
-    stream.uncork();
+  const connections = (): readonly Redis[] => (isCluster(redis) ? redis.nodes('all') : [redis]);
+  let held: Stream[] | null = null;
+  const release = () => {
+    for (const stream of held ?? []) stream.uncork();
+    held = null;
   };
   return () => {
-    const stream = redis.stream;
-    if (held || !stream) return;
-    held = true;
-    stream.cork();
-    setImmediate(release, stream);
+    if (held !== null) return;
+    held = [];
+    for (const connection of connections()) {
+      const stream = connection.stream;
+      if (!stream) continue;
+      stream.cork();
+      held.push(stream);
+    }
+    setImmediate(release);
   };
 }

@@ -21,9 +21,10 @@ export function connectRedis(config: Config['redis'], options: RedisOptions = {}
   const url = new URL(config.url);
   return new Cluster([...config.clusterNodes], {
     enableOfflineQueue,
-    // Commands issued in one turn leave in one write per node: what write-batching.ts's cork does
-    // for the one connection of a single Redis (bench/RESULTS.md, cluster reads).
-    enableAutoPipelining: true,
+    // No auto-pipelining: it builds a Pipeline per node and turn, and a request's read is mostly
+    // alone in its turn, so it cost more CPU than it saved (a GET at 64 concurrent: 14-21 µs
+    // against 12-13 µs without). The API's reads share socket writes through write-batching.ts,
+    // which corks every node's connection for a turn (6-9 µs, as on a single Redis).
     // A pipeline (ours or auto-pipelined) whose replies mix MOVED with successes hands the error
     // to the callers without refreshing ioredis's slot map, and ioredis refreshes none on a
     // timer by default: after a failover such reads failed until the process restarted.
@@ -51,8 +52,6 @@ export function duplicateConnection(
   return redis.duplicate([], {
     ...(enableOfflineQueue === undefined ? {} : { enableOfflineQueue }),
     shardedSubscribers: subscriber,
-    // ioredis would auto-pipeline SSUBSCRIBE (its exclusions name only the unsharded forms).
-    ...(subscriber ? { enableAutoPipelining: false } : {}),
     redisOptions: { ...redis.options.redisOptions, ...perNode },
   });
 }
