@@ -9,9 +9,11 @@ import type { RedisClient } from '../../src/read-model/redis-connection.js';
 // Request budgets per application and window (beyond.md §6). The counter lives in Redis under
 // the application's hash tag, shared by every replica; each replica leases slices of it (a
 // twentieth of the budget, at most LEASE_TENTHS) and spends them locally, so one Redis round
-// trip serves many requests. Precision: what a replica has leased and not spent when the
-// window ends is lost, so an application may be refused up to one slice per replica early;
-// it is never served beyond its budget. The remaining figure a replica reports counts other
+// trip serves many requests. The next slice is leased while half of the current one is left,
+// so a request waits for Redis only when a window starts or a replica spends faster than a
+// round trip: with appendfsync always, every lease waits for a disk write. Precision: what a
+// replica has leased and not spent when the window ends is lost, so an application may be
+// refused up to one and a half slices per replica early; it is never served beyond its budget. The remaining figure a replica reports counts other
 // replicas' spending as of its last lease.
 
 export const WINDOW_SECONDS = 60;
@@ -65,6 +67,8 @@ interface Budget {
   limitTenths: number;
   usedTenths: number;
   localTenths: number;
+  /** The last slice granted: the next is leased once less than half of it is left. */
+  sliceTenths: number;
   exhausted: boolean;
   lease: Promise<void> | null;
   /** The last verdict given: reused while it reads the same (no strings built per request). */
@@ -100,6 +104,7 @@ export function createQuotas(deps: {
         limitTenths: deps.requestsPerMinute * 10,
         usedTenths: 0,
         localTenths: 0,
+        sliceTenths: 0,
         exhausted: false,
         lease: null,
         last: null,
@@ -122,6 +127,7 @@ export function createQuotas(deps: {
     budget.usedTenths = used;
     budget.localTenths += granted;
     if (granted === 0) budget.exhausted = true;
+    else budget.sliceTenths = granted;
   }
 
   function verdict(budget: Budget, allowed: boolean, nowMs: number): QuotaVerdict {
@@ -145,31 +151,42 @@ export function createQuotas(deps: {
       resetSeconds,
       remaining,
       limitTenths: budget.limitTenths,
-      policy: `"default";q=${budget.limitTenths / 10};w=${WINDOW_SECONDS}`,
+      // `r` moves with every answer, the policy only with the budget: the same string then.
+      policy:
+        last !== null && last.limitTenths === budget.limitTenths
+          ? last.policy
+          : `"default";q=${budget.limitTenths / 10};w=${WINDOW_SECONDS}`,
       rateLimit: `"default";r=${remaining};t=${resetSeconds}`,
     };
     budget.last = made;
     return made;
   }
 
-  function spend(budget: Budget, costTenths: number, nowMs: number): QuotaVerdict {
+  function spend(app: number, budget: Budget, costTenths: number, nowMs: number): QuotaVerdict {
     if (budget.localTenths < costTenths) return verdict(budget, false, nowMs);
     budget.localTenths -= costTenths;
-    return verdict(budget, true, nowMs);
+    const answer = verdict(budget, true, nowMs);
+    if (budget.localTenths * 2 < budget.sliceTenths && !budget.exhausted && budget.lease === null)
+      // Ahead of need: a failure is met again, and answered, by the request that needs the slice.
+      startLease(app, budget, nowMs).catch(() => undefined);
+    return answer;
+  }
+
+  /** One lease in flight per application: concurrent requests wait on the same one. */
+  function startLease(app: number, budget: Budget, nowMs: number): Promise<void> {
+    budget.lease ??= lease(app, budget, nowMs).finally(() => {
+      budget.lease = null;
+    });
+    return budget.lease;
   }
 
   async function chargeLeasing(keyHash: string, costTenths: number, nowMs: number) {
     const app = await applicationOf(keyHash);
     const window = Math.floor(nowMs / WINDOW_MS);
     const budget = budgetOf(app, window);
-    while (budget.localTenths < costTenths && !budget.exhausted) {
-      // Concurrent requests of one application wait on the same lease.
-      budget.lease ??= lease(app, budget, nowMs).finally(() => {
-        budget.lease = null;
-      });
-      await budget.lease;
-    }
-    return spend(budget, costTenths, nowMs);
+    while (budget.localTenths < costTenths && !budget.exhausted)
+      await startLease(app, budget, nowMs);
+    return spend(app, budget, costTenths, nowMs);
   }
 
   return {
@@ -177,11 +194,12 @@ export function createQuotas(deps: {
       const app = appOfKey.get(keyHash);
       const budget = app === undefined ? undefined : budgets.get(app);
       if (
+        app !== undefined &&
         budget !== undefined &&
         budget.window === Math.floor(nowMs / WINDOW_MS) &&
         (budget.localTenths >= costTenths || budget.exhausted)
       ) {
-        return spend(budget, costTenths, nowMs);
+        return spend(app, budget, costTenths, nowMs);
       }
       return chargeLeasing(keyHash, costTenths, nowMs);
     },

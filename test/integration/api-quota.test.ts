@@ -1,10 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApi } from '../../api/app.js';
+import { createQuotas, FULL_COST } from '../../api/quotas/quota.js';
 import { createApiRedis } from '../../api/redis-client.js';
 import { createLogger } from '../../src/logger.js';
 import { createAccessFactStore } from '../../src/read-model/access-fact-store.js';
-import { quotaCounterKey } from '../../src/read-model/keys.js';
-import { testRedis } from '../support/stack.js';
+import { createKeys, quotaCounterKey } from '../../src/read-model/keys.js';
+import { dropPrefix, testRedis, uniqueId } from '../support/stack.js';
 import { testApi } from '../support-api/api-harness.js';
 import { device, installation, newApiKey } from '../support-api/fixtures.js';
 
@@ -154,6 +155,40 @@ describe('API quotas', () => {
         expect(res.headers['ratelimit-policy']).toBe('"default";q=2;w=60');
       }
       expect(statuses).toEqual([200, 200, 429]);
+    });
+  });
+
+  describe('leasing ahead', () => {
+    it('leases the next slice while half of the current one is left: a busy application never waits for Redis', async () => {
+      const redis = testRedis();
+      const prefix = `${uniqueId('quota-ahead')}:`;
+      const keys = createKeys(prefix);
+      const keyHash = 'a'.repeat(64);
+      await redis.hset(keys.keyView(keyHash), 'app', '7');
+      // 1,000,000 a minute: slices of 200 requests, five of them spent below.
+      const quotas = createQuotas({ redis, keys, requestsPerMinute: 1_000_000 });
+      try {
+        // A window's first slice is leased when the first request needs it.
+        const first = quotas.charge(keyHash, FULL_COST, nowMs);
+        expect(first).toBeInstanceOf(Promise);
+        expect((await first).allowed).toBe(true);
+        let waited = 0;
+        for (let i = 1; i < 1_000; i++) {
+          const verdict = quotas.charge(keyHash, FULL_COST, nowMs);
+          if (verdict instanceof Promise) waited++;
+          expect((await verdict).allowed).toBe(true);
+          // Time for Redis to answer a lease made ahead, as between requests of a busy replica.
+          if (i % 50 === 0) await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+        expect(waited).toBe(0);
+        // Leased: every request spent, and less than a slice and a half ahead of them.
+        const leased = Number(await redis.get(quotaCounterKey(keys, 7, windowIndex)));
+        expect(leased).toBeGreaterThanOrEqual(1_000 * FULL_COST);
+        expect(leased).toBeLessThan(1_000 * FULL_COST + 3_000);
+      } finally {
+        await dropPrefix(redis, prefix);
+        redis.disconnect();
+      }
     });
   });
 });
