@@ -29,8 +29,8 @@ export interface Standalone {
   readonly prefix: string;
   readonly redis: RedisClient;
   readonly seed: Seeder;
-  /** `api/main.ts` on the case's prefix; resolves once /healthz answers. */
-  api(port: number, env?: Record<string, string>): Promise<Target>;
+  /** `api/main.ts` (or `script`, taking the same settings) on the case's prefix; resolves once /healthz answers. */
+  api(port: number, env?: Record<string, string>, script?: string): Promise<Target>;
   /** bench/servers/baseline-server.ts answering `bodies`; resolves once /healthz answers. */
   baseline(port: number, bodies: Bodies): Promise<Target>;
   /** Stops the children, drops the prefix, disconnects. */
@@ -70,8 +70,8 @@ export function standalone(name: string, options: { clusterNodes?: string } = {}
     prefix,
     redis,
     seed: createSeeder(redis, prefix),
-    api: (port, env = {}) =>
-      start('api', 'api/main.ts', port, [], {
+    api: (port, env = {}, script = 'api/main.ts') =>
+      start('api', script, port, [], {
         REDIS_URL,
         REDIS_CLUSTER_NODES: clusterNodes,
         REDIS_KEY_PREFIX: prefix,
