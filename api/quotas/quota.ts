@@ -13,8 +13,9 @@ import type { RedisClient } from '../../src/read-model/redis-connection.js';
 // so a request waits for Redis only when a window starts or a replica spends faster than a
 // round trip: with appendfsync always, every lease waits for a disk write. Precision: what a
 // replica has leased and not spent when the window ends is lost, so an application may be
-// refused up to one and a half slices per replica early; it is never served beyond its budget. The remaining figure a replica reports counts other
-// replicas' spending as of its last lease.
+// refused up to one and a half slices per replica early; it is never served beyond its
+// budget. The remaining figure a replica reports counts other replicas' spending as of its
+// last lease.
 
 export const WINDOW_SECONDS = 60;
 const WINDOW_MS = WINDOW_SECONDS * 1000;

@@ -29,7 +29,7 @@ export interface Standalone {
   readonly prefix: string;
   readonly redis: RedisClient;
   readonly seed: Seeder;
-  /** `api/main.ts` (or `script`, taking the same settings) on the case's prefix; resolves once /healthz answers. */
+  /** `api/main.ts` (or `script`, same settings) on the prefix; resolves once /healthz answers. */
   api(port: number, env?: Record<string, string>, script?: string): Promise<Target>;
   /** bench/servers/baseline-server.ts answering `bodies`; resolves once /healthz answers. */
   baseline(port: number, bodies: Bodies): Promise<Target>;
