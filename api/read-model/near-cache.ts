@@ -244,9 +244,8 @@ export function cachedReader(base: ApiReader, cache: NearCache, keyViews: KeyVie
 
 /** The flow read of a snapshot: the one built with it while validUntil holds. */
 function flowReadOf(snapshot: Snapshot, nowMs: number): Access<StoredFlow> {
-  const { validUntilMs } = snapshot;
-  if (validUntilMs === 0 || validUntilMs >= nowMs) return snapshot.fresh;
-  return { kind: 'ok', value: storedFlowOf(snapshot, nowMs) };
+  const value = storedFlowOf(snapshot, nowMs);
+  return value === snapshot.fresh.value ? snapshot.fresh : { kind: 'ok', value };
 }
 
 /** The flow as the flow script answers it: with the devices only once validUntil has passed. */

@@ -221,7 +221,7 @@ const STORED_SCHEMAS = perCategory(
 );
 
 /**
- * Reads back a record the consumers wrote (serializeDevice, under WATCH) for merging: a plain
+ * Reads back a record the consumers wrote (checkedDeviceJson, at the write edge): a plain
  * parse plus a check that it is an object with every key of its category, which catches bytes
  * that are not a record at all without running the schema over the consumer's own output
  * (~4x the cost of the parse). Throws when the JSON is not such an object.
