@@ -29,7 +29,7 @@ export default defineConfig({
             'test/integration/**/*.test.ts',
             'test/e2e/**/*.test.ts',
             ...(containers ? ['test/containers/**/*.test.ts'] : []),
-            // Takes a master down: run alone (npm run test:failover).
+            // Take a master down, move a slot: run alone, one file at a time (npm run test:failover).
             ...(cluster ? ['test/cluster/**/*.test.ts'] : []),
           ],
           exclude: [...configDefaults.exclude, ...(cluster ? singleRedisOnly : [])],

@@ -6,7 +6,8 @@ import {
 import type { RedisClient } from '../../src/read-model/redis-connection.js';
 import type { Representation } from '../http/representation.js';
 import { isViewLive } from './access-check.js';
-import { hgetallFlat, withApiScripts } from './api-scripts.js';
+import { hgetallFlat } from './api-scripts.js';
+import { slotRouter } from './slot-router.js';
 import { writeBatcher } from './write-batching.js';
 
 // Every read the API makes. A successful read is one command: the per-installation script's
@@ -90,14 +91,15 @@ const UNAUTHORIZED = { kind: 'unauthorized' } as const;
 const ABSENT = { kind: 'absent' } as const;
 
 export function createApiReader(connection: RedisClient, keys: ReadModelKeys): ApiReader {
-  const redis = withApiScripts(connection);
+  const sendTo = slotRouter(connection);
   // Only reads with small replies share socket writes: batching the large ones (devices, key
   // views) measured slower, their replies then arrive in one burst instead of as they are ready.
-  const hold = writeBatcher(redis);
+  const hold = writeBatcher(connection);
 
   async function keyLive(keyHash: string, nowMs: number): Promise<boolean> {
     hold();
-    const [app, exp] = await redis.hmget(keys.keyView(keyHash), 'app', 'exp');
+    const view = keys.keyView(keyHash);
+    const [app, exp] = await sendTo(view, (redis) => redis.hmget(view, 'app', 'exp'));
     return isViewLive(app ?? null, exp ?? null, nowMs);
   }
 
@@ -110,18 +112,16 @@ export function createApiReader(connection: RedisClient, keys: ReadModelKeys): A
     keyLive,
 
     async installations(keyHash, nowMs) {
-      const view = parseKeyView(await hgetallFlat(redis, keys.keyView(keyHash)), 0);
+      const key = keys.keyView(keyHash);
+      const view = parseKeyView(await sendTo(key, (redis) => hgetallFlat(redis, key)), 0);
       if (!isViewLive(view.app, view.exp, nowMs)) return UNAUTHORIZED;
       return { kind: 'ok', value: { installations: view.installations, memo: null } };
     },
 
     async devices(keyHash, id, nowMs) {
-      const pairs = await redis.apiReadDevicesBuffer(
-        keys.acl(id),
-        keys.installation(id),
-        keys.devices(id),
-        keyHash,
-        nowMs,
+      const acl = keys.acl(id);
+      const pairs = await sendTo(acl, (redis) =>
+        redis.apiReadDevicesBuffer(acl, keys.installation(id), keys.devices(id), keyHash, nowMs),
       );
       if (pairs === null) return refused(keyHash, nowMs);
       return { kind: 'ok', value: { pairs, memo: null } };
@@ -134,13 +134,16 @@ export function createApiReader(connection: RedisClient, keys: ReadModelKeys): A
 
     async flow(keyHash, id, nowMs) {
       hold();
-      const reply = await redis.apiReadFlow(
-        keys.acl(id),
-        keys.installation(id),
-        keys.flow(id),
-        keys.devices(id),
-        keyHash,
-        nowMs,
+      const acl = keys.acl(id);
+      const reply = await sendTo(acl, (redis) =>
+        redis.apiReadFlow(
+          acl,
+          keys.installation(id),
+          keys.flow(id),
+          keys.devices(id),
+          keyHash,
+          nowMs,
+        ),
       );
       if (reply === null) return refused(keyHash, nowMs);
       const [data, validUntil, ...devices] = reply;

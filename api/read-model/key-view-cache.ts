@@ -2,7 +2,7 @@ import { keyViewGenerationKey, type ReadModelKeys } from '../../src/read-model/k
 import type { RedisClient } from '../../src/read-model/redis-connection.js';
 import { isViewLive } from './access-check.js';
 import { type Access, type KeyView, parseKeyView, type StoredInstallations } from './api-reader.js';
-import { withApiScripts } from './api-scripts.js';
+import { slotRouter } from './slot-router.js';
 import { writeBatcher } from './write-batching.js';
 
 // getInstallations through memory. Every write of a key view sets a generation no earlier write
@@ -35,10 +35,10 @@ export function createKeyViewCache(deps: {
   /** Views kept at most, least recently used out first. */
   entries: number;
 }): KeyViewCache {
-  const redis = withApiScripts(deps.redis);
+  const sendTo = slotRouter(deps.redis);
   const { keys } = deps;
   // The generation's GET has a reply of a few bytes: requests of one turn share a socket write.
-  const hold = writeBatcher(redis);
+  const hold = writeBatcher(deps.redis);
   // Map order is insertion order: re-inserting on a hit makes the first key the least recent.
   const lru = new Map<string, Entry>();
   // Bumped by clear(): a read begun before it is not kept.
@@ -53,7 +53,8 @@ export function createKeyViewCache(deps: {
     if (read === undefined) {
       if (turn.size === 0) setImmediate(endTurn);
       hold();
-      read = redis.get(keyViewGenerationKey(keys, keyHash));
+      const generation = keyViewGenerationKey(keys, keyHash);
+      read = sendTo(generation, (redis) => redis.get(generation));
       turn.set(keyHash, read);
     }
     return read;
@@ -66,9 +67,9 @@ export function createKeyViewCache(deps: {
 
   async function fill(keyHash: string, nowMs: number): Promise<Access<StoredInstallations>> {
     const begun = era;
-    const flat = await redis.apiReadKeyViewBuffer(
-      keys.keyView(keyHash),
-      keyViewGenerationKey(keys, keyHash),
+    const viewKey = keys.keyView(keyHash);
+    const flat = await sendTo(viewKey, (redis) =>
+      redis.apiReadKeyViewBuffer(viewKey, keyViewGenerationKey(keys, keyHash)),
     );
     const generation = String(flat[0] ?? '');
     const view = parseKeyView(flat, 1);

@@ -1,9 +1,9 @@
 import type { ReadModelKeys } from '../../src/read-model/keys.js';
 import type { RedisClient } from '../../src/read-model/redis-connection.js';
 import type { Access, ApiReader, Memo, StoredDevices, StoredFlow } from './api-reader.js';
-import { withApiScripts } from './api-scripts.js';
 import type { ChangeSubscriber } from './change-subscriber.js';
 import type { KeyViewCache } from './key-view-cache.js';
+import { slotRouter } from './slot-router.js';
 
 // The near-cache: per installation, what the per-installation scripts read (the acl entries of
 // the keys that read it here, the stored flow with its validUntil, the devices hash), in a
@@ -74,7 +74,7 @@ export function createNearCache(deps: {
   /** Tells 401 from 404 after a refusal (the key view), as the uncached reader does. */
   keyLive: ApiReader['keyLive'];
 }): NearCache {
-  const redis = withApiScripts(deps.redis);
+  const sendTo = slotRouter(deps.redis);
   const { keys, subscriber } = deps;
   // Map order is insertion order: re-inserting on a hit makes the first key the least recent.
   const lru = new Map<number, Entry>();
@@ -95,13 +95,16 @@ export function createNearCache(deps: {
   }
 
   async function fill(keyHash: string, id: number, nowMs: number) {
-    const reply = await redis.apiReadSnapshotBuffer(
-      keys.acl(id),
-      keys.installation(id),
-      keys.flow(id),
-      keys.devices(id),
-      keyHash,
-      nowMs,
+    const acl = keys.acl(id);
+    const reply = await sendTo(acl, (redis) =>
+      redis.apiReadSnapshotBuffer(
+        acl,
+        keys.installation(id),
+        keys.flow(id),
+        keys.devices(id),
+        keyHash,
+        nowMs,
+      ),
     );
     if (reply === null) return null;
     const [exp, data, validUntil, ...devices] = reply as Buffer[];
