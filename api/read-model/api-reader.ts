@@ -3,7 +3,7 @@ import {
   parseInstallationField,
   type ReadModelKeys,
 } from '../../src/read-model/keys.js';
-import type { RedisClient } from '../../src/read-model/redis-connection.js';
+import { isCluster, type RedisClient } from '../../src/read-model/redis-connection.js';
 import type { Representation } from '../http/representation.js';
 import { isViewLive } from './access-check.js';
 import { hgetallFlat } from './api-scripts.js';
@@ -94,7 +94,11 @@ export function createApiReader(connection: RedisClient, keys: ReadModelKeys): A
   const sendTo = slotRouter(connection);
   // Only reads with small replies share socket writes: batching the large ones (devices, key
   // views) measured slower, their replies then arrive in one burst instead of as they are ready.
+  // On a cluster a turn's reads spread over the masters, a third of the burst each, and holding
+  // the devices reads measured faster there (uncached, 64 at a time: 46 µs of API CPU per request
+  // against 64-68 unheld; 50-55 on a single Redis).
   const hold = writeBatcher(connection);
+  const holdLarge = isCluster(connection);
 
   async function keyLive(keyHash: string, nowMs: number): Promise<boolean> {
     hold();
@@ -119,6 +123,7 @@ export function createApiReader(connection: RedisClient, keys: ReadModelKeys): A
     },
 
     async devices(keyHash, id, nowMs) {
+      if (holdLarge) hold();
       const acl = keys.acl(id);
       const pairs = await sendTo(acl, (redis) =>
         redis.apiReadDevicesBuffer(acl, keys.installation(id), keys.devices(id), keyHash, nowMs),
