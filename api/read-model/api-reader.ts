@@ -6,7 +6,7 @@ import {
 import { isCluster, type RedisClient } from '../../src/read-model/redis-connection.js';
 import type { Representation } from '../http/representation.js';
 import { isViewLive } from './access-check.js';
-import { hgetallFlat } from './api-scripts.js';
+import { flowScriptKeys, hgetallFlat } from './api-scripts.js';
 import { slotRouter } from './slot-router.js';
 import { writeBatcher } from './write-batching.js';
 
@@ -139,17 +139,8 @@ export function createApiReader(connection: RedisClient, keys: ReadModelKeys): A
 
     async flow(keyHash, id, nowMs) {
       hold();
-      const acl = keys.acl(id);
-      const reply = await sendTo(acl, (redis) =>
-        redis.apiReadFlow(
-          acl,
-          keys.installation(id),
-          keys.flow(id),
-          keys.devices(id),
-          keyHash,
-          nowMs,
-        ),
-      );
+      const read = flowScriptKeys(keys, id);
+      const reply = await sendTo(read[0], (redis) => redis.apiReadFlow(...read, keyHash, nowMs));
       if (reply === null) return refused(keyHash, nowMs);
       const [data, validUntil, ...devices] = reply;
       const validUntilMs = Number(validUntil);

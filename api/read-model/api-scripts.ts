@@ -1,4 +1,5 @@
 import { Command } from 'ioredis';
+import type { ReadModelKeys } from '../../src/read-model/keys.js';
 import { defineScripts, loadScript } from '../../src/read-model/lua-scripts.js';
 import type { RedisClient } from '../../src/read-model/redis-connection.js';
 
@@ -24,6 +25,10 @@ export type ApiRedis = RedisClient & {
   /** The key view's generation (empty when none), then its flat field/value pairs. */
   apiReadKeyViewBuffer(view: string, generation: string): Promise<Buffer[]>;
 };
+
+/** KEYS of the flow and snapshot scripts, in their order; the first (acl) routes the read. */
+export const flowScriptKeys = (keys: ReadModelKeys, id: number) =>
+  [keys.acl(id), keys.installation(id), keys.flow(id), keys.devices(id)] as const;
 
 export function withApiScripts(redis: RedisClient): ApiRedis {
   defineScripts(redis, SCRIPTS);

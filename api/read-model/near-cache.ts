@@ -1,6 +1,7 @@
 import type { ReadModelKeys } from '../../src/read-model/keys.js';
 import type { RedisClient } from '../../src/read-model/redis-connection.js';
 import type { Access, ApiReader, Memo, StoredDevices, StoredFlow } from './api-reader.js';
+import { flowScriptKeys } from './api-scripts.js';
 import type { ChangeSubscriber } from './change-subscriber.js';
 import type { KeyViewCache } from './key-view-cache.js';
 import { slotRouter } from './slot-router.js';
@@ -95,16 +96,9 @@ export function createNearCache(deps: {
   }
 
   async function fill(keyHash: string, id: number, nowMs: number) {
-    const acl = keys.acl(id);
-    const reply = await sendTo(acl, (redis) =>
-      redis.apiReadSnapshotBuffer(
-        acl,
-        keys.installation(id),
-        keys.flow(id),
-        keys.devices(id),
-        keyHash,
-        nowMs,
-      ),
+    const read = flowScriptKeys(keys, id);
+    const reply = await sendTo(read[0], (redis) =>
+      redis.apiReadSnapshotBuffer(...read, keyHash, nowMs),
     );
     if (reply === null) return null;
     const [exp, data, validUntil, ...devices] = reply as Buffer[];
