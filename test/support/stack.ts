@@ -4,7 +4,12 @@ import type { KafkaClient } from '../../consumers/kafka/client.js';
 import { createKafkajsClient } from '../../consumers/kafka/kafkajs-client.js';
 import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
-import { connectRedis, type RedisClient, scanKeys } from '../../src/read-model/redis-connection.js';
+import {
+  connectRedis,
+  isCluster,
+  type RedisClient,
+  scanKeys,
+} from '../../src/read-model/redis-connection.js';
 
 // Quiet by default; TEST_LOG_LEVEL=debug shows what the clients did.
 export const testLogger = createLogger({
@@ -89,7 +94,19 @@ export async function waitFor<T>(
 
 /** Deletes every key under a test's prefix. */
 export async function dropPrefix(redis: RedisClient, prefix: string): Promise<void> {
-  // One key per command: on a cluster, keys of one page live in many slots.
-  for await (const keys of scanKeys(redis, `${prefix}*`))
-    await Promise.all(keys.map((key) => redis.unlink(key)));
+  // After a failover the client's map of masters may be one refresh behind (a restarted node
+  // briefly announcing its old role; the node a scan runs on replaced mid-scan): map again,
+  // then scan again. Deleting is idempotent.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      // One key per command: on a cluster, keys of one page live in many slots.
+      for await (const keys of scanKeys(redis, `${prefix}*`))
+        await Promise.all(keys.map((key) => redis.unlink(key)));
+      return;
+    } catch (error) {
+      if (!isCluster(redis) || attempt === 5) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      await new Promise((resolve) => redis.refreshSlotsCache(() => resolve(undefined)));
+    }
+  }
 }
