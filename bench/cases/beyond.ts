@@ -2,12 +2,14 @@ import { installation, newApiKey } from '../../test/support-api/fixtures.js';
 import { BASE_PATH as BASE } from '../lib/context.js';
 import { cannon, loadRunner, medianOf, pick, type Run, rpsList } from '../lib/side-by-side.js';
 import { loadAverage, seedFlowModel, standalone } from '../lib/standalone.js';
+import { ensureWrk, pinTarget, wrkRun } from '../lib/wrk.js';
 
 // beyond.md cases, side by side in one run (issue 15 targets): a 304 against the bare Fastify
 // baseline route, quota bookkeeping on against off, and the bulk flow's server CPU per
 // installation against single requests. Standalone, on its own Redis prefix, which it drops:
 //   npx tsx bench/cases/beyond.ts [--seconds 6] [--alternations 3] [--connections 32]
-// The API processes are `node --import tsx api/main.ts`; CPU from /proc/<pid>/stat.
+// The API processes are `node --import tsx api/main.ts`; CPU from /proc/<pid>/stat. The quota
+// target row is taken with wrk on a CPU of its own (bench/lib/wrk.ts), the others with autocannon.
 
 const LOAD = loadRunner({ connections: 32, non2xxExpected: true });
 const INSTALLATIONS = 100;
@@ -24,6 +26,15 @@ async function sideBySide(
   candidate: () => Promise<Run>,
 ): Promise<Record<'base' | 'cand', { rps: number; cpuUs: number }>> {
   const { b, c } = await LOAD.alternate({ b: baseline, c: candidate });
+  return report(name, b, c);
+}
+
+/** The medians of each side's runs, printed. */
+function report(
+  name: string,
+  b: Run[],
+  c: Run[],
+): Record<'base' | 'cand', { rps: number; cpuUs: number }> {
   const mid = (runs: Run[]) => ({
     rps: medianOf(runs, (r) => r.rps),
     cpuUs: medianOf(runs, (r) => r.cpuUs),
@@ -36,6 +47,7 @@ async function sideBySide(
   return { base, cand };
 }
 
+ensureWrk();
 try {
   await seedFlowModel(bench.seed, insts, keys, {
     inverter: { powerAc: 1200, powerDcPvTotal: 1300 },
@@ -109,9 +121,23 @@ try {
     () => LOAD.run(plain, single),
   );
   await sideBySide(
-    'quota on vs off, 200 flow, both in one process (target >= 0.9x)',
+    'quota on vs off, 200 flow, both in one process, autocannon (reference)',
     () => LOAD.run(quotaOff, single),
     () => LOAD.run(quota, single),
+  );
+  // The target row: wrk on CPU 0, the pair process alone on CPU 1 (bench/lib/wrk.ts), twice
+  // the alternations as the runs spread widely on this machine.
+  pinTarget(quotaOff.pid);
+  const wrkLoad = { seconds: LOAD.seconds, connections: LOAD.connections };
+  const wrkSides = { b: [] as Run[], c: [] as Run[] };
+  for (let i = 0; i < LOAD.alternations * 2; i++) {
+    wrkSides.b.push(wrkRun(quotaOff, single, wrkLoad));
+    wrkSides.c.push(wrkRun(quota, single, wrkLoad));
+  }
+  report(
+    'quota on vs off, 200 flow, both in one process on its own CPU, wrk (target >= 0.9x)',
+    wrkSides.b,
+    wrkSides.c,
   );
   const b = await sideBySide(
     'bulk of 100 vs single requests (req/s not comparable)',
