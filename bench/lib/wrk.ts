@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { cpuSecondsOf } from './cpu.js';
@@ -63,27 +63,32 @@ export function wrkRun(
   const file = join(tmpdir(), `bench-wrk-${process.pid}.lua`);
   writeFileSync(file, script(request, 1_000));
   const before = cpuSecondsOf(target.pid);
-  const out = execFileSync(
-    'taskset',
-    [
-      '-c',
-      GENERATOR_CPU,
-      'wrk',
-      '-t1',
-      `-c${opts.connections}`,
-      `-d${opts.seconds}s`,
-      '--latency',
-      '-s',
-      file,
-      target.origin,
-    ],
-    { encoding: 'utf8' },
-  );
+  let out: string;
+  try {
+    out = execFileSync(
+      'taskset',
+      [
+        '-c',
+        GENERATOR_CPU,
+        'wrk',
+        '-t1',
+        `-c${opts.connections}`,
+        `-d${opts.seconds}s`,
+        '--latency',
+        '-s',
+        file,
+        target.origin,
+      ],
+      { encoding: 'utf8' },
+    );
+  } finally {
+    rmSync(file, { force: true });
+  }
   const cpu = cpuSecondsOf(target.pid) - before;
-  const done = /(\d+) requests in ([\d.]+)(m?s)/.exec(out);
+  const done = /(\d+) requests in ([\d.]+)(ms|s|m)\b/.exec(out);
   if (done === null) throw new Error(`wrk gave no figures:\n${out}`);
   const total = Number(done[1]);
-  const seconds = Number(done[2]) / (done[3] === 'ms' ? 1000 : 1);
+  const seconds = Number(done[2]) * { ms: 0.001, s: 1, m: 60 }[done[3] as 'ms' | 's' | 'm'];
   const errors = /Socket errors: (.*)/.exec(out)?.[1];
   const non2xx = /Non-2xx or 3xx responses: (\d+)/.exec(out)?.[1];
   if (errors !== undefined || non2xx !== undefined)
