@@ -1,5 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { waitFor } from '../support/stack.js';
+import {
+  CODECS,
+  type Codec,
+  type JavaProducer,
+  startJavaProducer,
+} from '../../tools/java-producer.js';
+import { kafkaBrokers, waitFor } from '../support/stack.js';
 import { type TestApi, testApi } from '../support-api/api-harness.js';
 import { newApiKey } from '../support-api/fixtures.js';
 import {
@@ -10,12 +16,6 @@ import {
   sha,
   startHarness,
 } from './support/consumer-harness.js';
-import {
-  CODECS,
-  type Codec,
-  type JavaProducer,
-  startJavaProducer,
-} from './support/java-producer.js';
 
 // Record batches as the Java client writes them, with every codec on every topic: each event is
 // in the read model within 1 s of the producer's acknowledgment (acks=all). The table printed at
@@ -57,7 +57,7 @@ beforeAll(async () => {
   await waitFor('consumers in their groups', async () =>
     (await h.app.isReady()) ? true : undefined,
   );
-  java = await startJavaProducer();
+  java = await startJavaProducer(kafkaBrokers());
   api = testApi({ env: { REDIS_KEY_PREFIX: h.config.redis.keyPrefix } });
   await api.ready();
 });

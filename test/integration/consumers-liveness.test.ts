@@ -4,9 +4,11 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { topicSpecs } from '../../consumers/kafka/topics.js';
 import { loadConfig } from '../../src/config.js';
 import { createKeys } from '../../src/read-model/keys.js';
+import { startJavaProducer } from '../../tools/java-producer.js';
 import {
   dropPrefix,
   isolatedEnv,
+  kafkaBrokers,
   testKafkaClient,
   testRedis,
   uniqueId,
@@ -14,7 +16,6 @@ import {
 } from '../support/stack.js';
 import { installation, iso } from './support/consumer-harness.js';
 import { type ConsumerProcess, startConsumerProcess } from './support/consumer-process.js';
-import { startJavaProducer } from './support/java-producer.js';
 import { corruptBatch } from './support/segment-file.js';
 
 // A record batch that no codec decodes (its lz4 payload corrupted in the broker's segment, as
@@ -73,7 +74,7 @@ describe('a record batch that no codec decodes', () => {
   it('stops its partition at that offset, loudly, until the operator skips it', async () => {
     const admin = await testKafkaClient().createAdmin();
     await admin.ensureTopics(topicSpecs(config.topics));
-    const java = await startJavaProducer();
+    const java = await startJavaProducer(kafkaBrokers());
     // Three lz4 batches on partition 0: one good record, the batch to corrupt, one more.
     java.send('lz4', topic, '1', upsert(1), 0);
     await java.flush();

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { testKafkaClient, waitFor } from '../support/stack.js';
+import { type JavaProducer, startJavaProducer } from '../../tools/java-producer.js';
+import { kafkaBrokers, testKafkaClient, waitFor } from '../support/stack.js';
 import { type Harness, installation, iso, startHarness } from './support/consumer-harness.js';
-import { type JavaProducer, startJavaProducer } from './support/java-producer.js';
 
 // Transactions from the Java producer: the consumers read committed records only, and their
 // committed offsets pass the transaction markers, so offset-based lag reads 0 when caught up.
@@ -14,7 +14,7 @@ beforeAll(async () => {
   await waitFor('consumers in their groups', async () =>
     (await h.app.isReady()) ? true : undefined,
   );
-  java = await startJavaProducer();
+  java = await startJavaProducer(kafkaBrokers());
 });
 afterAll(async () => {
   await java?.close();

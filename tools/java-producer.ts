@@ -1,9 +1,9 @@
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { kafkaBrokers } from '../../support/stack.js';
 
-// Drives infra/java-producer/Producer.java: the record batches Java clients really write.
+// Drives infra/java-producer/Producer.java: the record batches Java clients really write, for
+// the tests of other producers' codecs and the bench's lz4 ingest case.
 
 export const CODECS = ['none', 'gzip', 'snappy', 'lz4', 'zstd'] as const;
 export type Codec = (typeof CODECS)[number];
@@ -24,10 +24,10 @@ export interface JavaProducer {
   close(): Promise<void>;
 }
 
-const SCRIPT = fileURLToPath(new URL('../../../infra/java-producer/run.sh', import.meta.url));
+const SCRIPT = fileURLToPath(new URL('../infra/java-producer/run.sh', import.meta.url));
 
-export async function startJavaProducer(): Promise<JavaProducer> {
-  const child: ChildProcessWithoutNullStreams = spawn('bash', [SCRIPT, kafkaBrokers().join(',')]);
+export async function startJavaProducer(brokers: readonly string[]): Promise<JavaProducer> {
+  const child: ChildProcessWithoutNullStreams = spawn('bash', [SCRIPT, brokers.join(',')]);
   let stderr = '';
   child.stderr.on('data', (chunk) => {
     stderr = (stderr + String(chunk)).slice(-4000);
