@@ -3,6 +3,8 @@ import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { buildThroughKafka, captureBodies } from './cases/build.js';
 import { freshness, type IngestSetup, ingestThroughput } from './cases/ingest.js';
+import { ingestCodecs } from './cases/ingest-codec.js';
+import { ingestFloor } from './cases/ingest-floor.js';
 import { ingestScaleOut } from './cases/ingest-scale-out.js';
 import { microCases } from './cases/micro.js';
 import { mixedCase } from './cases/mixed.js';
@@ -124,6 +126,10 @@ try {
       await mixedCase(ctx, setup, servers, maxIngest);
     }
   }
+  if (run('java')) {
+    console.log('\n[ingest, Java producer] lz4 batches vs uncompressed (alternating)');
+    await ingestCodecs(ctx, setup);
+  }
   if (run('scale-out')) {
     console.log('\n[scale-out] 2 consumer processes in one group vs 1 (alternating)');
     await ingestScaleOut(ctx, setup);
@@ -148,6 +154,10 @@ try {
   if (run('micro')) {
     console.log('\n[micro] pure hot-path steps in process');
     microCases(ctx, workload);
+  }
+  if (run('floor')) {
+    console.log('\n[floor] the pure ingest path against the least a consumer does, in process');
+    await ingestFloor(ctx, workload);
   }
 
   if (opts.experiments) {

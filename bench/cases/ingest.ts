@@ -27,7 +27,7 @@ const POLL_BATCH = 32;
 const POLL_MS = 5;
 
 /** As many partitions as the project gives its telemetry topic. */
-const TELEMETRY_PARTITIONS =
+export const TELEMETRY_PARTITIONS =
   topicSpecs({ installations: 'i', telemetry: 't', access: 'a', deadletter: 'd' })[1]
     ?.numPartitions ?? 6;
 

@@ -17,7 +17,7 @@ export interface BenchOptions {
   readonly seed: number;
   /** Telemetry events the rebuild case replays into an empty read model. */
   readonly rebuildEvents: number;
-  /** Phases to leave out: reads, open, ingest, mixed, scale-out, rebuild, startup, scale, micro. */
+  /** Phases to leave out: reads, open, ingest, mixed, java, scale-out, rebuild, startup, scale, micro, floor. */
   readonly skip: ReadonlySet<string>;
 }
 

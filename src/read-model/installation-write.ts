@@ -84,6 +84,26 @@ export function releasesFromIndex(
   return more;
 }
 
+/** ARGV of write-installation-4.lua for one installation's write (pure: what the edge sends). */
+export function writeInstallationArgs(w: InstallationWrite): Array<string | number> {
+  const args: Array<string | number> = [
+    w.expectedRevision,
+    w.flow === null ? '' : w.flow.data,
+    w.flow === null ? 0 : w.flow.validUntilMs,
+    w.set.size,
+  ];
+  for (const [field, entry] of w.set)
+    args.push(
+      field,
+      // Every entry a plan writes came through the fold's deviceEntry, which checked it.
+      checkedDeviceJson(entry.category, entry.record),
+      encodeDeviceInputs(entry),
+      entry.meta.lastSeenMs,
+    );
+  args.push(...w.removed);
+  return args;
+}
+
 /** Per installation: the new revision, or null when its revision or a newer record refused it. */
 export async function writeInstallations(
   conn: ScriptedRedis,
@@ -93,30 +113,14 @@ export async function writeInstallations(
   const out = new Map<number, number | null>();
   if (writes.length === 0) return out;
   const pipeline = scriptedPipeline(conn);
-  for (const w of writes) {
-    const args: Array<string | number> = [
-      w.expectedRevision,
-      w.flow === null ? '' : w.flow.data,
-      w.flow === null ? 0 : w.flow.validUntilMs,
-      w.set.size,
-    ];
-    for (const [field, entry] of w.set)
-      args.push(
-        field,
-        // Every entry a plan writes came through the fold's deviceEntry, which checked it.
-        checkedDeviceJson(entry.category, entry.record),
-        encodeDeviceInputs(entry),
-        entry.meta.lastSeenMs,
-      );
-    args.push(...w.removed);
+  for (const w of writes)
     pipeline.writeInstallation(
       keys.devices(w.id),
       flowInputsKey(keys, w.id),
       keys.flow(w.id),
       changeChannel(keys, w.id),
-      ...args,
+      ...writeInstallationArgs(w),
     );
-  }
   const replies = await execOrThrow(pipeline);
   writes.forEach((w, i) => {
     const [status, value] = replies[i] as [number, number | string];
