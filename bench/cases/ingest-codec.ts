@@ -2,15 +2,16 @@ import { CODECS } from '../../consumers/kafka/codecs.js';
 import { parseTelemetryMessage } from '../../src/domain/event-parse.js';
 import { type Codec, startJavaProducer } from '../../tools/java-producer.js';
 import { createRng } from '../../tools/sim/random.js';
-import { type BenchContext, startConsumerProcess } from '../lib/context.js';
+import type { BenchContext } from '../lib/context.js';
 import { printRow, type Row } from '../lib/report.js';
 import { KAFKA_BROKERS } from '../lib/stack.js';
 import { spread } from '../lib/stats.js';
 import {
+  createTelemetryTopic,
   type IngestSetup,
   liveMessages,
   measureConsumption,
-  TELEMETRY_PARTITIONS,
+  startTelemetryConsumer,
 } from './ingest.js';
 
 // Ingest fed as production feeds it (issue 13): record batches written by the Java client with
@@ -40,24 +41,15 @@ export async function ingestCodecs(ctx: BenchContext, setup: IngestSetup): Promi
     for (let i = 0; i < ctx.opts.alternations; i++) {
       for (const codec of i % 2 === 0 ? SIDES : [...SIDES].reverse()) {
         const name = `ingest-java-${codec}-${i}`;
-        const topic = `bench-${ctx.runId}-${name}`;
-        await ctx.kafka.createTopic(topic, TELEMETRY_PARTITIONS);
-        ctx.cleanups.push(() => ctx.kafka.deleteTopics([topic]));
+        const topic = await createTelemetryTopic(ctx, name);
         // Generated now, so every side's events are newer than the model: the same work each.
         for (const m of liveMessages(setup.workload, total, Date.now(), rng))
           java.send(codec, topic, m.key, m.value);
         await java.flush();
-        const group = `bench-${ctx.runId}-${name}`;
-        const consumer = await startConsumerProcess(
-          ctx,
-          `consumers-${name}`,
-          setup.prefix,
-          { ...setup.quietTopics, telemetry: topic },
-          group,
-        );
+        const consumer = await startTelemetryConsumer(ctx, setup, name, topic);
         const run = await measureConsumption(
           ctx,
-          `${group}.telemetry`,
+          consumer.group,
           topic,
           total,
           [consumer.child],

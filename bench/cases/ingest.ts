@@ -38,6 +38,35 @@ export interface IngestSetup {
   readonly quietTopics: Omit<ConsumerTopics, 'telemetry'>;
 }
 
+/** A fresh topic `bench-<run>-<name>` with the telemetry topic's partitions, deleted at the end. */
+export async function createTelemetryTopic(ctx: BenchContext, name: string): Promise<string> {
+  const topic = `bench-${ctx.runId}-${name}`;
+  await ctx.kafka.createTopic(topic, TELEMETRY_PARTITIONS);
+  ctx.cleanups.push(() => ctx.kafka.deleteTopics([topic]));
+  return topic;
+}
+
+/**
+ * The consumer process `consumers-<name>` on `topic` (the other topics quiet), in group
+ * `bench-<run>-<name>`; `group` is its telemetry consumer group, whose commits measure it.
+ */
+export async function startTelemetryConsumer(
+  ctx: BenchContext,
+  setup: IngestSetup,
+  name: string,
+  topic: string,
+): Promise<{ child: Child; group: string }> {
+  const group = `bench-${ctx.runId}-${name}`;
+  const { child } = await startConsumerProcess(
+    ctx,
+    `consumers-${name}`,
+    setup.prefix,
+    { ...setup.quietTopics, telemetry: topic },
+    group,
+  );
+  return { child, group: `${group}.telemetry` };
+}
+
 /**
  * Live updates as gateways send them: a random installation reports every device it has, one
  * event per device, one after the other (keyed by installation), then another installation.
@@ -145,9 +174,7 @@ export async function ingestThroughput(ctx: BenchContext, setup: IngestSetup): P
   const memory: number[] = [];
   const total = ctx.opts.ingestEvents;
   for (let i = 0; i < ctx.opts.alternations; i++) {
-    const topic = `bench-${ctx.runId}-ingest-${i}`;
-    await ctx.kafka.createTopic(topic, TELEMETRY_PARTITIONS);
-    ctx.cleanups.push(() => ctx.kafka.deleteTopics([topic]));
+    const topic = await createTelemetryTopic(ctx, `ingest-${i}`);
     const messages = liveMessages(setup.workload, total, Date.now(), rng);
     const installations = new Set(messages.map((m) => m.key)).size;
     await produceAll(ctx.kafka.producer, topic, messages);
@@ -166,19 +193,12 @@ export async function ingestThroughput(ctx: BenchContext, setup: IngestSetup): P
       (client === 'kafkajs' ? base : platformatic).push(measured);
     }
 
-    const group = `bench-${ctx.runId}-ingest-${i}`;
-    const consumer = await startConsumerProcess(
-      ctx,
-      `consumers-ingest-${i}`,
-      setup.prefix,
-      { ...setup.quietTopics, telemetry: topic },
-      group,
-    );
+    const consumer = await startTelemetryConsumer(ctx, setup, `ingest-${i}`, topic);
     const rss0 = rssMiB(consumer.child.pid);
     const calls0 = await commandCalls(ctx);
     const measured = await measureConsumption(
       ctx,
-      `${group}.telemetry`,
+      consumer.group,
       topic,
       total,
       [consumer.child],
@@ -368,22 +388,13 @@ export async function startLiveConsumer(
   setup: IngestSetup,
   name: string,
 ): Promise<{ topic: string; child: Child }> {
-  const topic = `bench-${ctx.runId}-${name}`;
-  await ctx.kafka.createTopic(topic, TELEMETRY_PARTITIONS);
-  ctx.cleanups.push(() => ctx.kafka.deleteTopics([topic]));
-  const group = `bench-${ctx.runId}-${name}`;
-  const consumer = await startConsumerProcess(
-    ctx,
-    `consumers-${name}`,
-    setup.prefix,
-    { ...setup.quietTopics, telemetry: topic },
-    group,
-  );
+  const topic = await createTelemetryTopic(ctx, name);
+  const consumer = await startTelemetryConsumer(ctx, setup, name, topic);
   // Warm: the group is joined and fetching once a first batch is committed.
   const rng = createRng(1);
   await produceAll(ctx.kafka.producer, topic, liveMessages(setup.workload, 60, Date.now(), rng));
   const deadline = Date.now() + 60_000;
-  while ((await ctx.kafka.committed(`${group}.telemetry`, topic)) < 60) {
+  while ((await ctx.kafka.committed(consumer.group, topic)) < 60) {
     if (Date.now() > deadline) throw new Error('live consumer did not start consuming');
     await new Promise((r) => setTimeout(r, 50));
   }
