@@ -151,6 +151,11 @@ export function createTopicRunner(deps: {
             logger.info({ partitions: assigned }, 'joined the consumer group');
             deps.onAssigned?.();
           },
+          onRejoining() {
+            // Not consuming until the group assigns partitions again (GROUP_JOIN).
+            running = false;
+            logger.info({ partitions: assigned }, 'rejoining the consumer group');
+          },
           onCrash(error, restart) {
             running = false;
             if (!restart) {

@@ -49,6 +49,8 @@ export interface ConsumerOptions {
 export interface ConsumerEvents {
   /** The group assigned these partitions of the topic; a rebalance replaces the whole set. */
   onAssigned(partitions: readonly number[]): void;
+  /** The member lost its place in the group (rebalance, unknown member) and joins it again. */
+  onRejoining(): void;
   /** Consuming stopped on an error; `restart` says whether the client tries again by itself. */
   onCrash(error: unknown, restart: boolean): void;
   /** The client left its group although nobody called stop(). */

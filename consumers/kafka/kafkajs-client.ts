@@ -1,5 +1,13 @@
-import { Kafka, logLevel as KafkaLogLevel, type LogEntry, Partitioners } from 'kafkajs';
+import {
+  type ConsumerRunConfig,
+  Kafka,
+  type Admin as KafkaAdmin,
+  logLevel as KafkaLogLevel,
+  type LogEntry,
+  Partitioners,
+} from 'kafkajs';
 import type { Logger } from 'pino';
+import { groupRejoinCause } from '../retriable.js';
 import type {
   Admin,
   BatchConsumer,
@@ -40,17 +48,27 @@ export function createKafkajsClient(options: KafkajsClientOptions): KafkaClient 
           const existing = new Set(await admin.listTopics());
           const missing = specs.filter((s) => !existing.has(s.topic));
           if (missing.length === 0) return;
+          const { brokers } = await admin.describeCluster();
+          const replication = replicationFor(brokers.length);
+          // Leaders are waited for below: kafkajs's own wait asks any broker and gives up on
+          // UNKNOWN_TOPIC_OR_PARTITION from one that has not heard of the new topic yet.
           await admin.createTopics({
-            waitForLeaders: true,
+            waitForLeaders: false,
             topics: missing.map((s) => ({
               topic: s.topic,
               numPartitions: s.numPartitions,
-              configEntries: [
-                { name: 'cleanup.policy', value: s.cleanupPolicy },
-                ...Object.entries(s.config ?? {}).map(([name, value]) => ({ name, value })),
-              ],
+              replicationFactor: replication.factor,
+              configEntries: Object.entries({
+                'cleanup.policy': s.cleanupPolicy,
+                'min.insync.replicas': String(replication.minInSync),
+                ...s.config,
+              }).map(([name, value]) => ({ name, value })),
             })),
           });
+          await waitForLeaders(
+            admin,
+            missing.map((s) => s.topic),
+          );
         },
         async endOffsets(topic) {
           // kafkajs's admin lists offsets read_committed: `high` is the last stable offset.
@@ -73,6 +91,35 @@ export function createKafkajsClient(options: KafkajsClientOptions): KafkaClient 
   };
 }
 
+const LEADERS_DEADLINE_MS = 60_000;
+
+/** Resolves once every partition of `topics` has a leader, as the cluster's metadata says. */
+async function waitForLeaders(admin: KafkaAdmin, topics: readonly string[]): Promise<void> {
+  const deadline = Date.now() + LEADERS_DEADLINE_MS;
+  for (;;) {
+    const led = await admin
+      .fetchTopicMetadata({ topics: [...topics] })
+      .then((m) => m.topics.every((t) => t.partitions.every((p) => p.leader >= 0)))
+      .catch(() => false);
+    if (led) return;
+    if (Date.now() > deadline)
+      throw new Error(
+        `topics ${topics.join(', ')} have no leaders after ${LEADERS_DEADLINE_MS} ms`,
+      );
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+/**
+ * Replicas of a topic the service creates: three where the cluster has them, two of which must
+ * hold a write before an acks=all producer hears back, so one broker down (a restart, a rolling
+ * upgrade) neither loses an acknowledged event nor refuses a write. A single broker gets 1 / 1.
+ */
+export function replicationFor(brokers: number): { factor: number; minInSync: number } {
+  const factor = Math.max(1, Math.min(3, brokers));
+  return { factor, minInSync: factor >= 3 ? 2 : 1 };
+}
+
 function createConsumer(kafka: Kafka, options: ConsumerOptions): BatchConsumer {
   // read_committed is kafkajs's default; said here because events.md promises it to producers.
   const consumer = kafka.consumer({
@@ -90,20 +137,45 @@ function createConsumer(kafka: Kafka, options: ConsumerOptions): BatchConsumer {
   });
   const events = options.events;
   let stopping = false;
+  let restartTimer: NodeJS.Timeout | undefined;
+  let runConfig: ConsumerRunConfig | null = null;
   const commitNext = (topic: string, partition: number, lastOffset: string) =>
     consumer.commitOffsets([{ topic, partition, offset: (BigInt(lastOffset) + 1n).toString() }]);
+  // Rethrows a group-protocol error as kafkajs raised it: its fetch loop rejoins the group on
+  // UNKNOWN_MEMBER_ID, REBALANCE_IN_PROGRESS, ILLEGAL_GENERATION or NOT_COORDINATOR_FOR_GROUP,
+  // but only while the error still carries its type, which its commit retrier wraps away.
+  const unwrapGroupError = (error: unknown): never => {
+    const group = groupRejoinCause(error);
+    if (!group) throw error;
+    if (!stopping) events?.onRejoining();
+    throw group;
+  };
   if (events) {
     consumer.on(consumer.events.GROUP_JOIN, (e) => {
       const assigned = Object.values(e.payload.memberAssignment).flat();
       events.onAssigned(assigned);
     });
-    consumer.on(consumer.events.CRASH, (e) => {
-      if (!stopping) events.onCrash(e.payload.error, e.payload.restart);
+    consumer.on(consumer.events.REBALANCING, () => {
+      if (!stopping) events.onRejoining();
     });
     consumer.on(consumer.events.STOP, () => {
       if (!stopping) events.onStopped();
     });
   }
+  consumer.on(consumer.events.CRASH, (e) => {
+    if (stopping) return;
+    const { error, restart } = e.payload;
+    // kafkajs crashed for good on an answer of the group protocol (it rejoins only when the
+    // error reaches its fetch loop unwrapped): the group is still there, so join it afresh.
+    const rejoin = !restart && groupRejoinCause(error) !== null && runConfig !== null;
+    events?.onCrash(error, restart || rejoin);
+    if (!rejoin || !runConfig) return;
+    const config = runConfig;
+    clearTimeout(restartTimer);
+    restartTimer = setTimeout(() => {
+      if (!stopping) void consumer.run(config);
+    }, REJOIN_DELAY_MS);
+  });
   // A fetch of nothing but transaction markers or aborted records never reaches eachBatch;
   // kafkajs moves past it in memory only. Commit that too, or the committed offset stays
   // before the marker and offset-based lag never reads 0 on a transactional topic.
@@ -121,7 +193,7 @@ function createConsumer(kafka: Kafka, options: ConsumerOptions): BatchConsumer {
         topics: [...options.topics],
         fromBeginning: options.fromBeginning,
       });
-      await consumer.run({
+      runConfig = {
         // Offsets are committed by hand, only after the handler says the batch is durable.
         autoCommit: false,
         eachBatchAutoResolve: false,
@@ -137,7 +209,7 @@ function createConsumer(kafka: Kafka, options: ConsumerOptions): BatchConsumer {
             headers: toBufferHeaders(m.headers),
             timestampMs: Number(m.timestamp),
           }));
-          await handler(
+          const handled = handler(
             {
               topic: batch.topic,
               partition: batch.partition,
@@ -146,22 +218,28 @@ function createConsumer(kafka: Kafka, options: ConsumerOptions): BatchConsumer {
             },
             { heartbeat, isStale: () => !isRunning() || isStale() },
           );
+          await handled.catch(unwrapGroupError);
           // The batch's last offset counts transaction markers and aborted records after the
           // last message too, so the committed offset passes them. Without resolving, kafkajs
           // fetches the same batch again (auto-resolve is off).
           const last = batch.lastOffset();
           resolveOffset(last);
-          await commitNext(batch.topic, batch.partition, last);
+          await commitNext(batch.topic, batch.partition, last).catch(unwrapGroupError);
         },
-      });
+      };
+      await consumer.run(runConfig);
     },
     async stop() {
       stopping = true;
+      clearTimeout(restartTimer);
       await consumer.disconnect();
     },
     pause: (topic, partition) => consumer.pause([{ topic, partitions: [partition] }]),
   };
 }
+
+/** Wait before joining afresh after kafkajs gave up on a group error (as its own restarts do). */
+const REJOIN_DELAY_MS = 1_000;
 
 function createProducer(kafka: Kafka): Producer {
   // Idempotent producer: retries after a broker hiccup never duplicate or reorder a message.

@@ -76,6 +76,23 @@ describe('topic runner liveness', () => {
     }
   });
 
+  it('is not ready while it rejoins its group, and does not fail for it', async () => {
+    vi.useFakeTimers();
+    try {
+      const { runner, failures, emit } = setup(1_000);
+      await runner.start();
+      emit().onRejoining();
+      expect(runner.isRunning()).toBe(false);
+      vi.advanceTimersByTime(5_000);
+      expect(failures).toEqual([]);
+      emit().onAssigned([1]);
+      expect(runner.isRunning()).toBe(true);
+      expect(runner.assignment()).toEqual([1]);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   it('does not report a stop it was asked for', async () => {
     const { runner, failures, emit } = setup();
     await runner.start();
