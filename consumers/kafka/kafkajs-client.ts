@@ -19,6 +19,7 @@ import type {
   Producer,
 } from './client.js';
 import { registerCodecs } from './codecs.js';
+import { partitionedSend } from './partitioned-send.js';
 
 export interface KafkajsClientOptions {
   readonly brokers: readonly string[];
@@ -147,7 +148,9 @@ function createConsumer(kafka: Kafka, options: ConsumerOptions): BatchConsumer {
   const unwrapGroupError = (error: unknown): never => {
     const group = groupRejoinCause(error);
     if (!group) throw error;
-    if (!stopping) events?.onRejoining();
+    // kafkajs says REBALANCING for the others it rejoins on, but not for an unknown member.
+    if (!stopping && (group as { type?: string }).type === 'UNKNOWN_MEMBER_ID')
+      events?.onRejoining();
     throw group;
   };
   if (events) {
@@ -249,13 +252,14 @@ function createProducer(kafka: Kafka): Producer {
     maxInFlightRequests: 1,
     createPartitioner: Partitioners.DefaultPartitioner,
   });
+  const partitioned = partitionedSend(kafka, producer);
   return {
     connect: () => producer.connect(),
     async send(topic, messages) {
       // One request per chunk, awaited in turn: order is kept and no request nears the broker's
       // 1 MiB default limit however many messages the caller hands over.
       for (const chunk of requestChunks(messages)) {
-        await producer.send({
+        await partitioned.send({
           topic,
           acks: -1,
           messages: chunk.map((m) => ({
@@ -266,7 +270,10 @@ function createProducer(kafka: Kafka): Producer {
         });
       }
     },
-    disconnect: () => producer.disconnect(),
+    async disconnect() {
+      await partitioned.close();
+      await producer.disconnect();
+    },
   };
 }
 

@@ -1,0 +1,70 @@
+import {
+  type Admin,
+  type Kafka,
+  type Message,
+  Partitioners,
+  type PartitionMetadata,
+  type Producer,
+  type ProducerRecord,
+} from 'kafkajs';
+
+// kafkajs 2.2.4 can acknowledge messages it never sent. A send to several partitions is one
+// request per leader; when a request fails and the retry finds its partitions now led by a
+// broker that already answered (a leader moved: a broker restart), it skips that broker and
+// resolves. So every request here carries one partition: its retry always goes to the
+// partition's current leader. The partition is chosen as kafkajs would (the Java client's
+// murmur2 of the key), from the topic's metadata.
+
+const METADATA_TTL_MS = 30_000;
+
+export interface PartitionedSend {
+  send(record: ProducerRecord): Promise<void>;
+  /** Closes the metadata connection (not the producer). */
+  close(): Promise<void>;
+}
+
+export function partitionedSend(kafka: Kafka, producer: Producer): PartitionedSend {
+  const partitioner = Partitioners.DefaultPartitioner();
+  const known = new Map<string, { partitions: PartitionMetadata[]; at: number }>();
+  let admin: Promise<Admin> | null = null;
+  const partitionsOf = async (topic: string): Promise<PartitionMetadata[]> => {
+    const cached = known.get(topic);
+    if (cached && Date.now() - cached.at < METADATA_TTL_MS) return cached.partitions;
+    admin ??= (async () => {
+      const a = kafka.admin();
+      await a.connect();
+      return a;
+    })().catch((error: unknown) => {
+      admin = null;
+      throw error;
+    });
+    const { topics } = await (await admin).fetchTopicMetadata({ topics: [topic] });
+    const partitions = topics[0]?.partitions ?? [];
+    if (partitions.length === 0) throw new Error(`topic ${topic} has no partitions`);
+    known.set(topic, { partitions, at: Date.now() });
+    return partitions;
+  };
+  const send = async (record: ProducerRecord) => {
+    const partitionMetadata = await partitionsOf(record.topic);
+    const byPartition = new Map<number, Message[]>();
+    for (const message of record.messages) {
+      const partition =
+        message.partition ?? partitioner({ topic: record.topic, partitionMetadata, message });
+      const group = byPartition.get(partition) ?? [];
+      group.push({ ...message, partition });
+      byPartition.set(partition, group);
+    }
+    // Partitions at once (each in order): as fast as one request per leader was.
+    await Promise.all(
+      [...byPartition.values()].map((messages) => producer.send({ ...record, messages })),
+    );
+  };
+  return {
+    send,
+    async close() {
+      const a = await admin?.catch(() => null);
+      admin = null;
+      await a?.disconnect();
+    },
+  };
+}
