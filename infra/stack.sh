@@ -2,8 +2,12 @@
 # Starts, stops and checks the project's own Kafka (KRaft, single node) and Redis on loopback.
 # Idempotent: a running service is left alone. Logs and data live under $STACK_DIR (git-ignored).
 # On request (`redis-cluster`, never by default), a 3-master / 3-replica Redis Cluster from the
-# same redis-server, on REDIS_CLUSTER_PORT_BASE (17001) .. +5.
-# Usage: infra/stack.sh start|stop|status [kafka|redis|redis-cluster]
+# same redis-server, on REDIS_CLUSTER_PORT_BASE (17001) .. +5. On request too (`kafka-cluster`),
+# three KRaft brokers (each also a controller) from the same jars, as production runs Kafka:
+# node N listens on KAFKA_CLUSTER_PORT_BASE (19111) + 2(N-1), its controller on the port after.
+# `start kafka-cluster` starts the nodes that are not running (a killed one comes back);
+# `stop kafka-cluster N` stops node N alone (a rolling restart).
+# Usage: infra/stack.sh start|stop|status [kafka|redis|redis-cluster|kafka-cluster [N]]
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -16,6 +20,9 @@ KAFKA_DIR="$STACK_DIR/kafka"
 REDIS_DIR="$STACK_DIR/redis"
 CLUSTER_PORT_BASE="${REDIS_CLUSTER_PORT_BASE:-17001}"
 CLUSTER_DIR="$STACK_DIR/redis-cluster"
+KAFKA_CLUSTER_PORT_BASE="${KAFKA_CLUSTER_PORT_BASE:-19111}"
+KAFKA_CLUSTER_DIR="$STACK_DIR/kafka-cluster"
+KAFKA_CLUSTER_HEAP_OPTS="${KAFKA_CLUSTER_HEAP_OPTS:--Xms128m -Xmx512m}"
 
 die() { echo "stack: $*" >&2; exit 1; }
 log() { echo "stack: $*"; }
@@ -130,6 +137,89 @@ redis_start() {
   log "redis started on 127.0.0.1:$REDIS_PORT (data: $REDIS_DIR)"
 }
 
+kcluster_port() { echo $((KAFKA_CLUSTER_PORT_BASE + 2 * ($1 - 1))); } # node -> broker port
+kcluster_controller() { echo $((KAFKA_CLUSTER_PORT_BASE + 2 * ($1 - 1) + 1)); }
+
+# Writes node N's configuration: replicated like production (3 replicas, 2 in sync to accept a
+# write with acks=all), so one broker down never stops a producer or the group coordinator.
+kcluster_config() {
+  local n=$1 dir="$KAFKA_CLUSTER_DIR/n$1" voters=""
+  for i in 1 2 3; do voters+="${voters:+,}$i@127.0.0.1:$(kcluster_controller "$i")"; done
+  mkdir -p "$dir"
+  cat >"$dir/server.properties" <<PROPS
+process.roles=broker,controller
+node.id=$n
+controller.quorum.voters=$voters
+listeners=PLAINTEXT://127.0.0.1:$(kcluster_port "$n"),CONTROLLER://127.0.0.1:$(kcluster_controller "$n")
+advertised.listeners=PLAINTEXT://127.0.0.1:$(kcluster_port "$n")
+controller.listener.names=CONTROLLER
+inter.broker.listener.name=PLAINTEXT
+listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
+log.dirs=$dir/data
+num.partitions=3
+default.replication.factor=3
+min.insync.replicas=2
+auto.create.topics.enable=false
+offsets.topic.replication.factor=3
+offsets.topic.num.partitions=10
+transaction.state.log.replication.factor=3
+transaction.state.log.min.isr=2
+group.initial.rebalance.delay.ms=0
+log.retention.hours=24
+PROPS
+  cat >"$dir/log4j.properties" <<PROPS
+log4j.rootLogger=INFO, file
+log4j.appender.file=org.apache.log4j.RollingFileAppender
+log4j.appender.file.File=$dir/server.log
+log4j.appender.file.MaxFileSize=20MB
+log4j.appender.file.MaxBackupIndex=1
+log4j.appender.file.layout=org.apache.log4j.PatternLayout
+log4j.appender.file.layout.ConversionPattern=[%d] %p %m (%c)%n
+PROPS
+}
+
+kcluster_start() {
+  mkdir -p "$KAFKA_DIR" "$KAFKA_CLUSTER_DIR"
+  local cp; cp="$(kafka_classpath)"
+  local cluster_id_file="$KAFKA_CLUSTER_DIR/cluster.id" n started=()
+  [ -s "$cluster_id_file" ] || head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=' >"$cluster_id_file"
+  for n in 1 2 3; do
+    local dir="$KAFKA_CLUSTER_DIR/n$n" port; port="$(kcluster_port "$n")"
+    if pid_alive "$dir/kafka.pid" && port_open "$port"; then continue; fi
+    port_open "$port" && die "port $port is taken by another process; set KAFKA_CLUSTER_PORT_BASE"
+    kcluster_config "$n"
+    local jvm=(java $KAFKA_CLUSTER_HEAP_OPTS -XX:+UseG1GC -Djava.awt.headless=true
+      "-Dlog4j.configuration=file:$dir/log4j.properties" -cp "$cp")
+    if [ ! -f "$dir/data/meta.properties" ]; then
+      "${jvm[@]}" kafka.tools.StorageTool format --cluster-id="$(cat "$cluster_id_file")" \
+        -c "$dir/server.properties" >"$dir/format.log" 2>&1 \
+        || { cat "$dir/format.log" >&2; die "formatting Kafka storage of node $n failed"; }
+    fi
+    nohup "${jvm[@]}" kafka.Kafka "$dir/server.properties" >"$dir/stdout.log" 2>&1 &
+    echo $! >"$dir/kafka.pid"
+    started+=("$n")
+  done
+  # A node opens its broker port only once the controller quorum (2 of 3) elected a leader,
+  # so the nodes start together and are waited for afterwards.
+  for n in "${started[@]}"; do
+    wait_for_port "$(kcluster_port "$n")" 120 "$KAFKA_CLUSTER_DIR/n$n/kafka.pid" "$KAFKA_CLUSTER_DIR/n$n/server.log"
+  done
+  log "kafka cluster running on 127.0.0.1:$(kcluster_port 1),$(kcluster_port 2),$(kcluster_port 3) (logs: $KAFKA_CLUSTER_DIR)"
+}
+
+kcluster_stop() { # [node]
+  [ -d "$KAFKA_CLUSTER_DIR" ] || return 0
+  local n; for n in ${1:-1 2 3}; do stop_pid "$KAFKA_CLUSTER_DIR/n$n/kafka.pid" "kafka-cluster node $n"; done
+}
+
+kcluster_status() {
+  local rc=0 n
+  for n in 1 2 3; do
+    status_of "kafka-cluster node $n" "$KAFKA_CLUSTER_DIR/n$n/kafka.pid" "$(kcluster_port "$n")" || rc=1
+  done
+  return $rc
+}
+
 cluster_ports() { for i in 0 1 2 3 4 5; do echo $((CLUSTER_PORT_BASE + i)); done; }
 
 cluster_ok() { # port: this node sees every slot served
@@ -200,6 +290,9 @@ status_of() { # name pidfile port
 
 cmd="${1:-status}"; what="${2:-all}"
 case "$cmd/$what" in
+  start/kafka-cluster) kcluster_start; exit 0 ;;
+  stop/kafka-cluster) kcluster_stop "${3:-}"; exit 0 ;;
+  status/kafka-cluster) kcluster_status; exit $? ;;
   start/redis-cluster) cluster_start; exit 0 ;;
   stop/redis-cluster) cluster_stop; exit 0 ;;
   status/redis-cluster) cluster_status; exit $? ;;
@@ -212,11 +305,11 @@ case "$cmd" in
     [ "$what" = redis ] || stop_pid "$KAFKA_DIR/kafka.pid" kafka
     [ "$what" = kafka ] || stop_pid "$REDIS_DIR/redis.pid" redis
     # A cluster left running is stopped with everything else.
-    [ "$what" != all ] || cluster_stop ;;
+    [ "$what" != all ] || { cluster_stop; kcluster_stop; } ;;
   status)
     rc=0
     [ "$what" = redis ] || status_of kafka "$KAFKA_DIR/kafka.pid" "$KAFKA_PORT" || rc=1
     [ "$what" = kafka ] || status_of redis "$REDIS_DIR/redis.pid" "$REDIS_PORT" || rc=1
     exit $rc ;;
-  *) die "usage: infra/stack.sh start|stop|status [kafka|redis|redis-cluster]" ;;
+  *) die "usage: infra/stack.sh start|stop|status [kafka|redis|redis-cluster|kafka-cluster [N]]" ;;
 esac

@@ -10,7 +10,8 @@ import { startContainerStack } from './container-stack.js';
 // Integration, e2e and browser tests need a real Kafka and a real Redis. Order of preference:
 // 1. KAFKA_BROKERS and REDIS_URL set: use them as they are;
 // 2. TEST_STACK=containers: start both with testcontainers (container-stack.ts), stopped at the end;
-// 3. otherwise start the project's own native stack (infra/stack.sh), which stays up for reruns.
+// 3. otherwise start the project's own native stack (infra/stack.sh), which stays up for reruns;
+//    TEST_KAFKA=cluster starts its three-broker Kafka instead of the single broker.
 // Anything missing fails the run with how to fix it; nothing is skipped.
 
 declare module 'vitest' {
@@ -108,15 +109,34 @@ async function startServices(): Promise<Stack> {
   }
   const root = fileURLToPath(new URL('../../', import.meta.url));
   const script = join(root, 'infra/stack.sh');
-  const started = spawnSync('bash', [script, 'start'], { stdio: 'inherit' });
+  // TEST_KAFKA=cluster: three replicated brokers (infra/stack.sh start kafka-cluster) instead
+  // of the single one, as production runs Kafka; Redis as configured.
+  const kafkaCluster = process.env.TEST_KAFKA === 'cluster';
+  const started = spawnSync('bash', [script, 'start', ...(kafkaCluster ? ['redis'] : [])], {
+    stdio: 'inherit',
+  });
   if (started.status !== 0) throw new Error(`could not start Kafka and Redis. ${HOW_TO_FIX}`);
+  if (
+    kafkaCluster &&
+    spawnSync('bash', [script, 'start', 'kafka-cluster'], { stdio: 'inherit' }).status !== 0
+  ) {
+    throw new Error(
+      'could not start the three-broker Kafka: run `bash infra/stack.sh start kafka-cluster` to see why',
+    );
+  }
   // Same defaults and overrides as infra/stack.sh.
+  const clusterBase = Number(process.env.KAFKA_CLUSTER_PORT_BASE ?? '19111');
   return checked({
-    brokers: [`127.0.0.1:${process.env.KAFKA_PORT ?? '19092'}`],
+    brokers: kafkaCluster
+      ? [0, 2, 4].map((i) => `127.0.0.1:${clusterBase + i}`)
+      : [`127.0.0.1:${process.env.KAFKA_PORT ?? '19092'}`],
     redisUrl: `redis://127.0.0.1:${process.env.REDIS_PORT ?? '16379'}`,
     redisClusterNodes: '',
     engine: null,
-    kafkaDataDir: join(process.env.STACK_DIR ?? join(root, '.local'), 'kafka', 'data'),
+    // A segment is corrupted on one broker's disk only where there is one broker.
+    kafkaDataDir: kafkaCluster
+      ? null
+      : join(process.env.STACK_DIR ?? join(root, '.local'), 'kafka', 'data'),
     stop: async () => {},
   });
 }

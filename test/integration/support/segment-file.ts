@@ -10,7 +10,9 @@ import { inject } from 'vitest';
 function segmentOf(topic: string, partition: number): string {
   const dataDir = inject('kafkaDataDir');
   if (!dataDir) {
-    throw new Error('this test corrupts a Kafka segment on disk: not possible with KAFKA_BROKERS');
+    throw new Error(
+      'this test corrupts a Kafka segment on disk: not possible with KAFKA_BROKERS or TEST_KAFKA=cluster',
+    );
   }
   return join(dataDir, `${topic}-${partition}`, '00000000000000000000.log');
 }
