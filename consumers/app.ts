@@ -40,7 +40,10 @@ export interface ConsumerApp {
   /** Finishes the batch in hand, commits it, then leaves the groups and closes own connections. */
   stop(): Promise<void>;
   readonly metrics: Registry;
-  /** Redis answers and every topic consumer is a member of its group and consuming. */
+  /**
+   * Redis answers, the broker answered lately, and every topic consumer is a member of its
+   * group and consuming.
+   */
   isReady(): Promise<boolean>;
   /** Reads consumer lag from the broker now instead of at the next interval. */
   refreshLag(): Promise<void>;
@@ -225,6 +228,7 @@ export async function startConsumers(deps: ConsumerDeps): Promise<ConsumerApp> {
     refreshLag: () => lag.refresh(),
     async isReady() {
       if (fatal || guard.lost() || !runners.every((r) => r.isRunning())) return false;
+      if (!lag.brokerAnswers()) return false;
       try {
         return (await deps.redis.ping()) === 'PONG';
       } catch {

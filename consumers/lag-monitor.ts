@@ -7,6 +7,8 @@ import type { ConsumerMetrics } from './metrics.js';
 // included), the position is the group's committed offset. So lag shows from assignment on,
 // before any batch, and keeps growing while a consumer is stalled or stopped.
 
+const MIN_STALE_MS = 10_000;
+
 export interface LaggingGroup {
   readonly topic: string;
   readonly groupId: string;
@@ -16,6 +18,12 @@ export interface LaggingGroup {
 export interface LagMonitor {
   /** Reads lag now (e.g. on assignment); overlapping calls share one read. */
   refresh(): Promise<void>;
+  /**
+   * Whether a read from the broker succeeded within the last three intervals (at least 10 s):
+   * kafkajs waits out an unreachable broker without an error, so a consumer can look like a
+   * member of its group while Kafka is gone; the lag read, on a timer, notices.
+   */
+  brokerAnswers(): boolean;
   stop(): void;
 }
 
@@ -54,9 +62,13 @@ export function startLagMonitor(deps: {
     }
   }
 
+  let answeredAt = Date.now();
+  const staleAfterMs = Math.max(3 * deps.intervalMs, MIN_STALE_MS);
   const refresh = () => {
     inFlight ??= Promise.all(deps.groups.map(readGroup))
-      .then(() => undefined)
+      .then(() => {
+        answeredAt = Date.now();
+      })
       .catch((error) => deps.logger.warn({ err: error }, 'could not read consumer lag'))
       .finally(() => {
         inFlight = null;
@@ -67,6 +79,7 @@ export function startLagMonitor(deps: {
   timer.unref();
   return {
     refresh,
+    brokerAnswers: () => Date.now() - answeredAt < staleAfterMs,
     stop: () => clearInterval(timer),
   };
 }
