@@ -3,6 +3,7 @@ import kafkajs, { type Producer } from 'kafkajs';
 const { CompressionTypes, Kafka, logLevel } = kafkajs;
 
 import { registerCodecs } from '../../consumers/kafka/codecs.js';
+import { partitionedSend } from '../../consumers/kafka/partitioned-send.js';
 import {
   deviceState,
   grant,
@@ -60,21 +61,37 @@ export function telemetryEvent(installationId: number, pick: number, observedMs:
   );
 }
 
+/** `brokers`: host:port, comma-separated as KAFKA_BROKERS takes them. */
 export function kafkaFor(brokers: string): InstanceType<typeof Kafka> {
   // The project's codecs, so the suite produces snappy and lz4 with the same code that decodes.
   registerCodecs();
   return new Kafka({
-    brokers: [brokers],
+    brokers: brokers.split(','),
     clientId: 'fault-load',
     logLevel: logLevel.NOTHING,
     retry: { initialRetryTime: 200, maxRetryTime: 2_000, retries: 1_000 },
   });
 }
 
+/**
+ * Idempotent, acks=all where sent; each request to one partition, as the service's own producer
+ * (partitioned-send.ts: kafkajs otherwise acknowledges messages it skipped when a leader moves).
+ */
 export async function connectedProducer(kafka: InstanceType<typeof Kafka>): Promise<Producer> {
   const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
   await producer.connect();
-  return producer;
+  const partitioned = partitionedSend(kafka, producer);
+  return {
+    ...producer,
+    send: async (record) => {
+      await partitioned.send(record);
+      return [];
+    },
+    disconnect: async () => {
+      await partitioned.close();
+      await producer.disconnect();
+    },
+  };
 }
 
 export async function send(

@@ -35,7 +35,7 @@ export async function readTopic(
   }>
 > {
   const kafka = new Kafka({
-    brokers: [brokers],
+    brokers: brokers.split(','),
     clientId: 'fault-oracle',
     logLevel: logLevel.NOTHING,
   });

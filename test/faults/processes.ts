@@ -1,4 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { createWriteStream, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { ROOT } from './fault-stack.js';
 
@@ -26,7 +28,15 @@ export function startService(
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const logs: Array<Record<string, unknown>> = [];
+  // Every line also on disk, for reading a failed run afterwards.
+  const logDir = join(ROOT, '.local', 'faults', 'logs');
+  mkdirSync(logDir, { recursive: true });
+  const logFile = createWriteStream(
+    join(logDir, `${name.replace(/[^\w-]/g, '_')}-${Date.now()}.log`),
+  );
+  child.once('close', () => logFile.end());
   const keep = (line: string) => {
+    logFile.write(`${line}\n`);
     try {
       logs.push(JSON.parse(line) as Record<string, unknown>);
     } catch {

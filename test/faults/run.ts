@@ -17,7 +17,8 @@ import {
   type Keyed,
 } from '../e2e/support/events.js';
 import { newApiKey } from '../support-api/fixtures.js';
-import { faultStack, ROOT } from './fault-stack.js';
+import { brokerOf, coordinatorPartition, underReplicated } from './brokers.js';
+import { clusterFaultStack, faultStack, ROOT } from './fault-stack.js';
 import {
   connectedProducer,
   kafkaFor,
@@ -33,24 +34,35 @@ import { type ServiceProcess, startService } from './processes.js';
 // The fault-injection suite (docs/reliability.md): real consumer and API processes on a Kafka
 // and Redis of the suite's own, telemetry at a steady rate, one fault per scenario, then the
 // whole read model and the API compared with a fold of the topic as Kafka holds it.
-//   npm run test:faults [-- --profile short|full] [--only a,b]
-// Exits 1 when any scenario has a mismatch, a record moved backwards, an undocumented API
-// answer, or did not catch up.
+//   npm run test:faults [-- --profile short|full] [--only a,b] [--kafka single|cluster]
+// `--kafka cluster` runs the broker scenarios (i)-(k) on three replicated brokers instead.
+// Exits 1 when any scenario lost an acknowledged event, has a mismatch, a record moved
+// backwards, an undocumented API answer, a consumer process that exited by itself, or did not
+// catch up (within 15 s of the last broker being back, for the broker scenarios).
 
 const { values: args } = parseArgs({
-  options: { profile: { type: 'string', default: 'full' }, only: { type: 'string' } },
+  options: {
+    profile: { type: 'string', default: 'full' },
+    only: { type: 'string' },
+    kafka: { type: 'string', default: 'single' },
+  },
 });
 const SHORT = args.profile === 'short';
+const CLUSTER = args.kafka === 'cluster';
+if (!CLUSTER && args.kafka !== 'single') throw new Error('--kafka is single or cluster');
 const RATE = SHORT ? 300 : 600; // telemetry events per second
 const INSTALLATIONS = Array.from({ length: SHORT ? 100 : 200 }, (_, i) => i + 1);
 const LOAD_BEFORE_MS = SHORT ? 3_000 : 6_000;
 const LOAD_AFTER_MS = SHORT ? 3_000 : 6_000;
 const CATCH_UP_DEADLINE_MS = 90_000;
 const API_TIMEOUT_MS = 5_000; // API_REQUEST_TIMEOUT_MS default
+/** The issue's bound: ingest caught up this soon after the last broker is back. */
+const BACK_TO_CAUGHT_UP_MS = 15_000;
 const ONLINE_WINDOW_SECONDS = 300;
 
 const run = `f${Date.now().toString(36)}`;
-const stack = faultStack();
+const stack = CLUSTER ? clusterFaultStack() : faultStack();
+const brokers = stack.kafkaBrokers.split(',');
 const topics = {
   installations: `${run}.installations`,
   telemetry: `${run}.telemetry`,
@@ -80,10 +92,15 @@ const env = (healthPort: number) => ({
 interface Row {
   scenario: string;
   produced: number;
+  /** Acknowledged by Kafka but not in the topic afterwards. */
+  lost: number;
   inModel: number;
   mismatches: number;
   backwards: number;
   caughtUpS: number | null;
+  /** From the last broker being back to caught up (broker scenarios). */
+  backToCaughtUpS: number | null;
+  consumerReadyz: string;
   api: string;
   notes: string;
   ok: boolean;
@@ -113,7 +130,7 @@ let redis!: Redis;
 let producer!: Producer;
 const admin = async () => {
   const client = createKafkajsClient({
-    brokers: [stack.kafkaBrokers],
+    brokers,
     clientId: 'fault-admin',
     logger: createLogger({ level: 'silent', name: 'faults' }),
   });
@@ -185,6 +202,29 @@ function watchBackwards() {
       stopped = true;
       await loop;
       return backwards;
+    },
+  };
+}
+
+/** How long, in total, the consumer's /readyz said 503 (or did not answer) during the fault. */
+function watchConsumerReadiness() {
+  let notReadyMs = 0;
+  let last = Date.now();
+  let stopped = false;
+  const loop = (async () => {
+    while (!stopped) {
+      const isReady = await ready(19601).catch(() => false);
+      const now = Date.now();
+      if (!isReady) notReadyMs += now - last;
+      last = now;
+      await sleep(250);
+    }
+  })();
+  return {
+    async stop() {
+      stopped = true;
+      await loop;
+      return notReadyMs;
     },
   };
 }
@@ -266,11 +306,16 @@ async function scenario(
     load: Load;
     t0: () => number;
     backwards: ReturnType<typeof watchBackwards>;
+    /** Marks the moment the last broker is back: caught up is then also timed from it. */
+    back: () => void;
   }) => Promise<string>,
 ): Promise<void> {
   console.log(`\n--- ${name}`);
   const backwards = watchBackwards();
   const probe = probeApi(keys.reader);
+  const readiness = watchConsumerReadiness();
+  const consumerBefore = consumer;
+  let backAt: number | null = null;
   const load = startLoad(producer, topics.telemetry, INSTALLATIONS, RATE);
   let t0 = 0;
   let notes = '';
@@ -279,7 +324,14 @@ async function scenario(
   try {
     await sleep(LOAD_BEFORE_MS);
     t0 = Date.now();
-    notes = await fault({ load, t0: () => t0, backwards });
+    notes = await fault({
+      load,
+      t0: () => t0,
+      backwards,
+      back: () => {
+        backAt = Date.now();
+      },
+    });
     caught = await caughtUp(t0, load);
     await sleep(LOAD_AFTER_MS);
   } catch (e) {
@@ -293,7 +345,15 @@ async function scenario(
   await load.stop();
   producedTotal += load.produced();
   const apiSeen = await probe.stop();
+  const notReadyMs = await readiness.stop();
+  // A consumer that exited on its own (not one the fault replaced) is what the issue forbids.
+  const exited = consumer === consumerBefore && !consumer.alive();
+  if (exited) notes += ' FAILED: the consumer process exited';
+  const backToCaught = backAt === null || caught === null ? null : t0 + caught * 1000 - backAt;
+  if (backToCaught !== null && backToCaught > BACK_TO_CAUGHT_UP_MS)
+    notes += ` FAILED: caught up ${(backToCaught / 1000).toFixed(1)} s after the last broker was back`;
   let mismatches = -1;
+  let lost = -1;
   let inModel = 0;
   try {
     await until('fully caught up', CATCH_UP_DEADLINE_MS, async () =>
@@ -301,6 +361,7 @@ async function scenario(
     );
     inModel = Number((await lag()).telemetryCommitted);
     const fold = await foldTelemetry(stack.kafkaBrokers, topics.telemetry);
+    lost = Math.max(0, producedTotal - fold.events);
     const model = await compareModel(redis, prefix, fold, INSTALLATIONS, ONLINE_WINDOW_SECONDS);
     const served = await compareApi(apiBase, keys.reader, fold, INSTALLATIONS);
     mismatches = model.mismatches + served.mismatches;
@@ -314,13 +375,24 @@ async function scenario(
   const row: Row = {
     scenario: name,
     produced: producedTotal,
+    lost,
     inModel,
     mismatches,
     backwards: moved,
     caughtUpS: caught,
+    backToCaughtUpS: backToCaught === null ? null : backToCaught / 1000,
+    consumerReadyz: `503 for ${(notReadyMs / 1000).toFixed(1)} s`,
     api: apiSeen.text || '-',
     notes: notes.trim(),
-    ok: !error && mismatches === 0 && moved === 0 && apiSeen.bad === 0 && caught !== null,
+    ok:
+      !error &&
+      !exited &&
+      lost === 0 &&
+      mismatches === 0 &&
+      moved === 0 &&
+      apiSeen.bad === 0 &&
+      caught !== null &&
+      (backToCaught === null || backToCaught <= BACK_TO_CAUGHT_UP_MS),
   };
   rows.push(row);
   console.log(JSON.stringify(row));
@@ -332,7 +404,7 @@ const keys = { reader: newApiKey(), revoked: newApiKey() };
 
 async function setup(): Promise<void> {
   console.log(
-    `fault suite ${run}: profile ${SHORT ? 'short' : 'full'}, ${RATE} events/s, ${INSTALLATIONS.length} installations`,
+    `fault suite ${run}: profile ${SHORT ? 'short' : 'full'}, ${RATE} events/s, ${INSTALLATIONS.length} installations, ${stack.brokerCount} broker(s) at ${stack.kafkaBrokers}`,
   );
   await stack.start();
   redis = new Redis(stack.redisUrl, { maxRetriesPerRequest: 1, lazyConnect: false });
@@ -521,13 +593,61 @@ const SCENARIOS: Record<string, [string, Parameters<typeof scenario>[1]]> = {
   ],
   c: [
     '(c) Kafka SIGKILL and restart',
-    async () => {
+    async ({ back }) => {
       stack.kill9('kafka');
       await sleep(3_000);
       const notReady = !(await ready(19601).catch(() => false));
       await stack.start('kafka');
+      back();
       await until('consumer ready', 120_000, () => ready(19601));
-      return `consumer /readyz 503 while Kafka was down: ${notReady}`;
+      return `consumer /readyz 503 while Kafka was down: ${notReady}; the same consumer process rejoined`;
+    },
+  ],
+  i: [
+    '(i) three brokers: one broker kill -9 under load, restarted',
+    async ({ back }) => {
+      stack.kill9Broker(2);
+      await sleep(5_000);
+      const readyWhileDown = await ready(19601).catch(() => false);
+      await stack.start('kafka');
+      back();
+      const synced = await inSync();
+      return `broker 2 down 5 s (consumer /readyz while down: ${readyWhileDown ? 200 : 503}); back in sync ${synced}`;
+    },
+  ],
+  j: [
+    '(j) three brokers: rolling restart, one after the other',
+    async ({ back }) => {
+      const steps: string[] = [];
+      for (const n of [1, 2, 3]) {
+        const started = Date.now();
+        await stack.stopBroker(n);
+        await stack.start('kafka');
+        if (n === 3) back();
+        const synced = await inSync();
+        steps.push(`broker ${n}: ${((Date.now() - started) / 1000).toFixed(1)} s (${synced})`);
+      }
+      return `SIGTERM, restart, wait for 0 under-replicated partitions: ${steps.join('; ')}`;
+    },
+  ],
+  k: [
+    "(k) three brokers: the telemetry group coordinator's broker kill -9",
+    async ({ back }) => {
+      const at = coordinatorPartition(`${group}.telemetry`);
+      const coordinator = await brokerOf(brokers, at.topic, at.partition);
+      stack.kill9Broker(coordinator);
+      const killed = Date.now();
+      // The controller fences a dead broker after broker.session.timeout.ms (9 s): only then
+      // does the coordinator move, which is the point of this scenario.
+      const moved = await until('the coordinator moved', 60_000, async () => {
+        const now = await brokerOf(brokers, at.topic, at.partition);
+        return now !== coordinator ? now : undefined;
+      });
+      const movedS = ((Date.now() - killed) / 1000).toFixed(1);
+      await stack.start('kafka');
+      back();
+      const synced = await inSync();
+      return `coordinator broker ${coordinator} killed; coordinator on broker ${moved} ${movedS} s later; restarted, back in sync ${synced}`;
     },
   ],
   e: [
@@ -575,6 +695,15 @@ const SCENARIOS: Record<string, [string, Parameters<typeof scenario>[1]]> = {
   ],
 };
 
+/** Waits until no partition is under-replicated; says how long after it was asked. */
+async function inSync(): Promise<string> {
+  const started = Date.now();
+  await until('0 under-replicated partitions', 120_000, async () =>
+    (await underReplicated(brokers, Object.values(topics))) === 0 ? true : undefined,
+  );
+  return `${((Date.now() - started) / 1000).toFixed(1)} s later`;
+}
+
 const sendRaw = async (request: {
   topic: string;
   compression: number;
@@ -612,20 +741,26 @@ async function watchLagMetric(ms: number): Promise<{ lag: number; age: number }>
 
 function table(): string {
   const head =
-    '| scenario | events produced | events in the model | mismatches | moved backwards | fault to caught up | API answers during the fault | notes |';
+    '| scenario | events produced | lost | events in the model | mismatches | moved backwards | fault to caught up | last broker back to caught up | consumer /readyz | API answers during the fault | notes |';
+  const seconds = (s: number | null) => (s === null ? '-' : `${s.toFixed(1)} s`);
   const lines = rows.map(
     (r) =>
-      `| ${r.scenario} | ${r.produced} | ${r.inModel} | ${r.mismatches} | ${r.backwards} | ${r.caughtUpS === null ? '-' : `${r.caughtUpS.toFixed(1)} s`} | ${r.api} | ${r.notes} |`,
+      `| ${r.scenario} | ${r.produced} | ${r.lost} | ${r.inModel} | ${r.mismatches} | ${r.backwards} | ${seconds(r.caughtUpS)} | ${seconds(r.backToCaughtUpS)} | ${r.consumerReadyz} | ${r.api} | ${r.notes} |`,
   );
-  return [head, '|---|---|---|---|---|---|---|---|', ...lines].join('\n');
+  return [head, '|---|---|---|---|---|---|---|---|---|---|---|', ...lines].join('\n');
 }
 
 let failed = false;
 try {
   await setup();
-  const order = (args.only?.split(',') ?? ['f', 'a', 'g', 'd', 'b', 'h', 'c', 'e']).filter(
-    (s) => !SHORT || args.only || s !== 'c',
-  );
+  // The short profile (CI) keeps the single broker's restart (c) and, on three brokers, the
+  // rolling restart (j); the full profile adds a kill -9 (i) and the coordinator's broker (k).
+  const all = CLUSTER
+    ? SHORT
+      ? ['j']
+      : ['i', 'j', 'k']
+    : ['f', 'a', 'g', 'd', 'b', 'h', 'c', 'e'];
+  const order = args.only?.split(',') ?? all;
   for (const id of order) {
     const entry = SCENARIOS[id];
     if (!entry) throw new Error(`no scenario ${id}`);
@@ -650,7 +785,7 @@ console.log(`\n${text}\n`);
 const outDir = join(ROOT, '.local', 'faults');
 mkdirSync(outDir, { recursive: true });
 writeFileSync(
-  join(outDir, `last-run-${SHORT ? 'short' : 'full'}.md`),
-  `Fault suite, ${new Date().toISOString()}, profile ${SHORT ? 'short' : 'full'}, ${RATE} telemetry events/s, ${INSTALLATIONS.length} installations (\`npm run test:faults${SHORT ? ' -- --profile short' : ''}\`)\n\n${text}\n`,
+  join(outDir, `last-run-${SHORT ? 'short' : 'full'}${CLUSTER ? '-cluster' : ''}.md`),
+  `Fault suite, ${new Date().toISOString()}, profile ${SHORT ? 'short' : 'full'}, ${RATE} telemetry events/s, ${INSTALLATIONS.length} installations, ${stack.brokerCount} broker(s) (\`npm run test:faults -- --profile ${SHORT ? 'short' : 'full'}${CLUSTER ? ' --kafka cluster' : ''}\`)\n\n${text}\n`,
 );
 process.exit(failed || rows.some((r) => !r.ok) ? 1 : 0);
