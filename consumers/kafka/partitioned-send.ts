@@ -11,9 +11,9 @@ import {
 // kafkajs 2.2.4 can acknowledge messages it never sent. A send to several partitions is one
 // request per leader; when a request fails and the retry finds its partitions now led by a
 // broker that already answered (a leader moved: a broker restart), it skips that broker and
-// resolves. So every request here carries one partition: its retry always goes to the
-// partition's current leader. The partition is chosen as kafkajs would (the Java client's
-// murmur2 of the key), from the topic's metadata.
+// resolves (kafkajs pull request #1798, open). So every request here carries one partition:
+// its retry always goes to the partition's current leader. The partition is chosen as kafkajs
+// would (the Java client's murmur2 of the key), from the topic's metadata.
 
 const METADATA_TTL_MS = 30_000;
 
