@@ -94,13 +94,20 @@ export function createKafkajsClient(options: KafkajsClientOptions): KafkaClient 
 
 const LEADERS_DEADLINE_MS = 60_000;
 
-/** Resolves once every partition of `topics` has a leader, as the cluster's metadata says. */
+/**
+ * Resolves once every partition of `topics` has a leader and the leaders serve it (they answer
+ * for its offsets): a consumer that joins earlier can be told the partition does not exist.
+ */
 async function waitForLeaders(admin: KafkaAdmin, topics: readonly string[]): Promise<void> {
   const deadline = Date.now() + LEADERS_DEADLINE_MS;
   for (;;) {
     const led = await admin
       .fetchTopicMetadata({ topics: [...topics] })
       .then((m) => m.topics.every((t) => t.partitions.every((p) => p.leader >= 0)))
+      .then(
+        async (all) => all && (await Promise.all(topics.map((t) => admin.fetchTopicOffsets(t)))),
+      )
+      .then(Boolean)
       .catch(() => false);
     if (led) return;
     if (Date.now() > deadline)
