@@ -26,10 +26,11 @@ export interface PartitionedSend {
 export function partitionedSend(kafka: Kafka, producer: Producer): PartitionedSend {
   const partitioner = Partitioners.DefaultPartitioner();
   const known = new Map<string, { partitions: PartitionMetadata[]; at: number }>();
+  const refreshing = new Set<string>();
   let admin: Promise<Admin> | null = null;
-  const partitionsOf = async (topic: string): Promise<PartitionMetadata[]> => {
-    const cached = known.get(topic);
-    if (cached && Date.now() - cached.at < METADATA_TTL_MS) return cached.partitions;
+  let closed = false;
+  const fetchPartitions = async (topic: string): Promise<PartitionMetadata[]> => {
+    if (closed) throw new Error('the producer is disconnected');
     admin ??= (async () => {
       const a = kafka.admin();
       await a.connect();
@@ -43,6 +44,19 @@ export function partitionedSend(kafka: Kafka, producer: Producer): PartitionedSe
     if (partitions.length === 0) throw new Error(`topic ${topic} has no partitions`);
     known.set(topic, { partitions, at: Date.now() });
     return partitions;
+  };
+  // Known partitions are used at once and refreshed behind the sends: a metadata request that
+  // waits out a dead broker must not hold up the sends that do not need it.
+  const partitionsOf = async (topic: string): Promise<PartitionMetadata[]> => {
+    const cached = known.get(topic);
+    if (!cached) return fetchPartitions(topic);
+    if (Date.now() - cached.at >= METADATA_TTL_MS && !refreshing.has(topic)) {
+      refreshing.add(topic);
+      void fetchPartitions(topic)
+        .catch(() => undefined)
+        .finally(() => refreshing.delete(topic));
+    }
+    return cached.partitions;
   };
   const send = async (record: ProducerRecord) => {
     const partitionMetadata = await partitionsOf(record.topic);
@@ -62,6 +76,7 @@ export function partitionedSend(kafka: Kafka, producer: Producer): PartitionedSe
   return {
     send,
     async close() {
+      closed = true;
       const a = await admin?.catch(() => null);
       admin = null;
       await a?.disconnect();
