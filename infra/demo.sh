@@ -108,8 +108,8 @@ print_howto() {
   cat <<EOF
 
 The demo is running: ${SIM_INSTALLATIONS} simulated installations, ${SIM_RATE} telemetry events/s.
-The demo key (application 1, installations 1-20) is saved in $KEY_FILE (mode 600); the key
-tool itself keeps no copy, so a key you issue with it yourself is yours to save.
+The demo key (application 1, installations 1-20) is saved in $KEY_FILE (mode 600).
+The key tool itself keeps no copy: a key you issue with it yourself is yours to save.
 
   KEY="\$(cat $KEY_FILE)"
   curl -s -H "Api-Key: \$KEY" '$API_BASE/getInstallations'
