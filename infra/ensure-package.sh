@@ -14,9 +14,16 @@ present() {
 
 present && exit 0
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+  # One install at a time: CI runs phases side by side, and apt holds one lock for the machine.
+  # Another apt (not ours) holding it is waited for too, up to 5 minutes.
+  exec 9>"${TMPDIR:-/tmp}/ensure-package.lock"
+  flock 9
+  present && exit 0
   echo "ensure-package: installing $* from Debian's packages (for $what)"
+  wait_lock=(-o DPkg::Lock::Timeout=300)
   # The package lists may be stale or absent on a fresh machine: update them first.
-  if ! (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@") >/dev/null; then
+  if ! (apt-get update -qq "${wait_lock[@]}" &&
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${wait_lock[@]}" "$@") >/dev/null; then
     echo "ensure-package: apt-get could not install $*" >&2; exit 1
   fi
   present || { echo "ensure-package: $* installed but $what is still missing" >&2; exit 1; }
