@@ -3,13 +3,14 @@
 # installs its Debian package; otherwise stops at once with the one command to run.
 # One mechanism for every such program (redis-server, chromium, podman, ...).
 # Usage: infra/ensure-package.sh <command-or-absolute-path> <debian-package>...
+# (a command is looked up on PATH; an absolute path, e.g. a font file, must exist)
 set -euo pipefail
 
 [ $# -ge 2 ] || { echo "usage: infra/ensure-package.sh <command-or-path> <debian-package>..." >&2; exit 2; }
 what="$1"; shift
 
 present() {
-  if [[ "$what" == /* ]]; then [ -x "$what" ]; else command -v "$what" >/dev/null; fi
+  if [[ "$what" == /* ]]; then [ -e "$what" ]; else command -v "$what" >/dev/null; fi
 }
 
 present && exit 0
