@@ -18,7 +18,8 @@ describe('the Node the project runs on', () => {
       const { version } = JSON.parse(readFileSync(bundled, 'utf8')) as { version: string };
       expect(process.version).toBe(`v${version}`);
     } else {
-      expect(major).toBeGreaterThanOrEqual(22);
+      const hint = 'npm ci installs Node 24 on Linux x64; elsewhere install Node 22 or 24';
+      expect(major, hint).toBeGreaterThanOrEqual(22);
     }
   });
 
