@@ -13,6 +13,9 @@ KEY_FILE="$DEMO_DIR/api-key"
 SIM_INSTALLATIONS="${DEMO_INSTALLATIONS:-50}"
 SIM_RATE="${DEMO_RATE:-200}"
 TSX="$ROOT/node_modules/.bin/tsx"
+# The project's own Node first (npm ci installs Node 24 there), as npm scripts do, so
+# `bash infra/demo.sh` run directly uses the same runtime as `npm run demo`.
+export PATH="$ROOT/node_modules/.bin:$PATH"
 # Long-running processes run as node itself with tsx as a loader: the tsx CLI turns a SIGTERM
 # not acknowledged within ~60 ms into a SIGKILL, losing the batch in hand (docs/reliability.md).
 NODE_TSX=(node --import tsx)
@@ -41,9 +44,9 @@ start_bg() { # name port command...
   log "$name started (pid $!, log $logfile)"
 }
 
-stop_bg() { # name
+stop_bg() { # name: says only what it stopped, nothing for a process that was not running
   local pidfile="$DEMO_DIR/$1.pid"
-  pid_alive "$pidfile" || { rm -f "$pidfile"; log "$1 not running"; return 0; }
+  pid_alive "$pidfile" || { rm -f "$pidfile"; return 0; }
   local pid; pid="$(cat "$pidfile")"
   kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid"
   for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
@@ -79,6 +82,8 @@ ensure_key() {
     || { rm -f "$KEY_FILE.tmp"; die "issuing the demo key failed"; }
   grep -qE '^itk_[A-Za-z0-9]{40}$' "$KEY_FILE.tmp" || { rm -f "$KEY_FILE.tmp"; die "issue-key printed no key"; }
   chmod 600 "$KEY_FILE.tmp" && mv "$KEY_FILE.tmp" "$KEY_FILE"
+  # The tool keeps no copy; the demo does, so the commands below can use it.
+  log "the demo saved the key in $KEY_FILE (mode 600, readable by you only)"
 }
 
 wait_for_flow() { # seconds
@@ -103,7 +108,8 @@ print_howto() {
   cat <<EOF
 
 The demo is running: ${SIM_INSTALLATIONS} simulated installations, ${SIM_RATE} telemetry events/s.
-The demo key (application 1, installations 1-20) is in $KEY_FILE (shown nowhere else).
+The demo key (application 1, installations 1-20) is saved in $KEY_FILE (mode 600).
+The key tool itself keeps no copy: a key you issue with it yourself is yours to save.
 
   KEY="\$(cat $KEY_FILE)"
   curl -s -H "Api-Key: \$KEY" '$API_BASE/getInstallations'

@@ -11,6 +11,7 @@ import type {
   Producer,
 } from './client.js';
 import { registerCodecs } from './codecs.js';
+import { dropNegativeTimeoutWarning } from './negative-timeout.js';
 
 export interface KafkajsClientOptions {
   readonly brokers: readonly string[];
@@ -20,6 +21,7 @@ export interface KafkajsClientOptions {
 
 export function createKafkajsClient(options: KafkajsClientOptions): KafkaClient {
   registerCodecs();
+  dropNegativeTimeoutWarning();
   const kafka = new Kafka({
     clientId: options.clientId,
     brokers: [...options.brokers],
