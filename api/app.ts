@@ -1,6 +1,7 @@
 import formbody from '@fastify/formbody';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Config } from '../src/config.js';
+import { registerRuntimeMetrics } from '../src/ops/runtime-metrics.js';
 import { createKeys } from '../src/read-model/keys.js';
 import type { RedisClient } from '../src/read-model/redis-connection.js';
 import { decorateKeyHash } from './auth/authenticate.js';
@@ -31,6 +32,7 @@ export interface ApiDeps {
 export function buildApi(deps: ApiDeps): FastifyInstance {
   const { config, redis } = deps;
   const metrics = createApiMetrics();
+  registerRuntimeMetrics(metrics.registry, redis);
   // Answers the Node server writes below Fastify: logged without URL or headers, and counted.
   const refused = (code: TransportErrorCode, reason: string) => {
     deps.logger.info({ error: code, reason }, 'refused before routing');
