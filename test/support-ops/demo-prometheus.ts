@@ -1,0 +1,63 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+
+// The demo's Prometheus (infra/prometheus.sh, what `npm run demo` starts), pointed at an API and
+// a consumer process a test runs, with its config and data in a directory of its own.
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+const run = promisify(execFile);
+
+export interface DemoPrometheus {
+  readonly url: string;
+  /** The `data` of a GET on Prometheus's HTTP API. */
+  api<T>(path: string): Promise<T>;
+  stop(): Promise<void>;
+}
+
+export async function startDemoPrometheus(targets: {
+  apiPort: number;
+  consumerHealthPort: number;
+}): Promise<DemoPrometheus> {
+  const port = await freePort();
+  const dir = mkdtempSync(`${root}.local/prometheus-test-`);
+  const env = {
+    ...process.env,
+    API_PORT: String(targets.apiPort),
+    CONSUMER_HEALTH_PORT: String(targets.consumerHealthPort),
+    PROMETHEUS_PORT: String(port),
+    PROMETHEUS_DIR: dir,
+    // The test waits for a few scrapes and evaluations, not the demo's 5 s each.
+    PROMETHEUS_SCRAPE_INTERVAL: '1s',
+  };
+  const script = `${root}infra/prometheus.sh`;
+  await run('bash', [script, 'start'], { env });
+  const url = `http://127.0.0.1:${port}`;
+  return {
+    url,
+    async api<T>(path: string): Promise<T> {
+      const res = await fetch(`${url}/api/v1/${path}`);
+      const body = (await res.json()) as { status: string; data: T };
+      if (body.status !== 'success') throw new Error(`${path}: ${JSON.stringify(body)}`);
+      return body.data;
+    },
+    async stop() {
+      await run('bash', [script, 'stop'], { env });
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const address = probe.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      probe.close(() => resolve(port));
+    });
+  });
+}
