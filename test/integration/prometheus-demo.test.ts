@@ -1,21 +1,18 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { type HealthServer, startHealthServer } from '../../consumers/health-server.js';
-import { testLogger, waitFor } from '../support/stack.js';
-import { testApi } from '../support-api/api-harness.js';
-import { type DemoPrometheus, startDemoPrometheus } from '../support-ops/demo-prometheus.js';
-import { type Harness, iso, startHarness } from './support/consumer-harness.js';
+import { waitFor } from '../support/stack.js';
+import {
+  type DemoPrometheus,
+  type ObservedSystem,
+  startObservedSystem,
+} from '../support-ops/demo-prometheus.js';
+import { type Harness, iso } from './support/consumer-harness.js';
 
 // The demo's Prometheus scrapes a real API and consumer process on real Kafka and Redis: every
 // target up, every rule of ops/prometheus/ loaded and evaluating without error, and the series
 // the alerts rest on present with the values of a healthy system.
 
-interface Target {
-  labels: { job: string };
-  health: string;
-  lastError: string;
-}
 interface Rule {
   name: string;
   health: string;
@@ -35,42 +32,21 @@ const ruleNames = ['recording', 'alerts'].flatMap((file) =>
 );
 
 describe("the demo's Prometheus", () => {
-  const api = testApi();
-  let consumers: Harness;
-  let health: HealthServer;
+  let system: ObservedSystem;
   let prometheus: DemoPrometheus;
+  let consumers: Harness;
 
   beforeAll(async () => {
-    consumers = await startHarness('prom');
-    health = await startHealthServer({
-      port: 0,
-      registry: consumers.app.metrics,
-      isReady: () => consumers.app.isReady(),
-      logger: testLogger,
-    });
-    await api.ready();
-    await api.app.listen({ host: '127.0.0.1', port: 0 });
-    const apiPort = (api.app.server.address() as { port: number }).port;
-    prometheus = await startDemoPrometheus({ apiPort, consumerHealthPort: health.port });
+    system = await startObservedSystem();
+    ({ prometheus, consumers } = system);
   }, 180_000);
-  afterAll(async () => {
-    await prometheus?.stop();
-    await health?.close();
-    await consumers?.stop();
-    await api.close();
-  });
+  afterAll(() => system?.stop());
 
   const query = (expr: string) =>
     prometheus.api<{ result: Sample[] }>(`query?query=${encodeURIComponent(expr)}`);
 
   it('has every target up and every rule loaded and evaluating', async () => {
-    const targets = await waitFor('both targets scraped and up', async () => {
-      const { activeTargets } = await prometheus.api<{ activeTargets: Target[] }>('targets');
-      return activeTargets.length === 2 && activeTargets.every((t) => t.health === 'up')
-        ? activeTargets
-        : undefined;
-    });
-    expect(targets.map((t) => t.labels.job).sort()).toEqual(['api', 'consumers']);
+    expect(await prometheus.targetsUp()).toEqual(['api', 'consumers']);
     const rules = await waitFor('every rule evaluated', async () => {
       const { groups } = await prometheus.api<{ groups: { rules: Rule[] }[] }>('rules');
       const all = groups.flatMap((g) => g.rules);
