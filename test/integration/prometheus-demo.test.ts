@@ -31,6 +31,10 @@ const ruleNames = ['recording', 'alerts'].flatMap((file) =>
   ),
 );
 
+const dashboardQueries: string[] = JSON.parse(
+  readFileSync(new URL('../../ops/grafana/read-model.json', import.meta.url), 'utf8'),
+).panels.flatMap((p: { targets?: { expr: string }[] }) => (p.targets ?? []).map((t) => t.expr));
+
 describe("the demo's Prometheus", () => {
   let system: ObservedSystem;
   let prometheus: DemoPrometheus;
@@ -86,5 +90,15 @@ describe("the demo's Prometheus", () => {
     expect(await value('min(redis_memory_used_bytes)')).toBeGreaterThan(0);
     expect(await value('max(ingest_read_model_lost)')).toBe(0);
     expect((await query('ALERTS{alertstate="firing"}')).result).toEqual([]);
+  });
+
+  it('answers every query of the dashboard; each series it names is a rule or is scraped', async () => {
+    await prometheus.targetsUp();
+    for (const expr of dashboardQueries) {
+      await expect(query(expr), expr).resolves.toBeDefined();
+      if (/^[a-z_:]+$/.test(expr) && !ruleNames.includes(expr)) {
+        expect((await query(`count(${expr})`)).result, expr).toHaveLength(1);
+      }
+    }
   });
 });
