@@ -11,6 +11,7 @@ import { createFrameworkErrorHandler, registerHttpErrors } from './http-errors.j
 import { registerOpenApiRoute } from './openapi/openapi-route.js';
 import { createApiMetrics } from './ops/api-metrics.js';
 import { registerOpsRoutes } from './ops/ops-routes.js';
+import { createQuotaRefusals } from './ops/quota-metrics.js';
 import { registerPlayground } from './playground/playground.js';
 import { createQuotas } from './quotas/quota.js';
 import { createReadSide } from './read-model/read-side.js';
@@ -88,6 +89,7 @@ export function buildApi(deps: ApiDeps): FastifyInstance {
             redis,
             keys: createKeys(config.redis.keyPrefix),
             requestsPerMinute: config.api.quotaRequestsPerMinute,
+            refused: createQuotaRefusals(metrics.registry),
           }),
   };
   app.register(
