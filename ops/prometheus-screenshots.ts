@@ -3,7 +3,7 @@ import { chromium } from 'playwright-core';
 
 // Screenshots of the demo Prometheus's graph pages for docs/operations.md: the dashboard's main
 // signals (ops/grafana/read-model.json) charted by Prometheus itself. Run while the demo is
-// under load: npx tsx tools/prometheus-screenshots.ts [--out docs] [--range 15m]
+// under load: npx tsx ops/prometheus-screenshots.ts [--out docs] [--range 15m]
 
 const arg = (name: string, fallback: string) => {
   const i = process.argv.indexOf(`--${name}`);
