@@ -23,7 +23,11 @@ port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 ensure() {
   local fresh=0
   command -v prometheus >/dev/null && command -v promtool >/dev/null || fresh=1
-  bash "$ROOT/infra/ensure-package.sh" promtool --no-install-recommends prometheus
+  # The unit, integration and browser suites may all get here at once on a fresh machine: one
+  # apt-get at a time (a second would fail on apt's lock), the others then find it installed.
+  mkdir -p "$ROOT/.local"
+  flock "$ROOT/.local/prometheus-install.lock" \
+    bash "$ROOT/infra/ensure-package.sh" promtool --no-install-recommends prometheus
   # On a machine with systemd the package starts its own service on :9090; we installed it for
   # the demo and the tests only, so that service is stopped and disabled again.
   if [ "$fresh" = 1 ] && [ -d /run/systemd/system ] && systemctl is-enabled prometheus >/dev/null 2>&1; then
