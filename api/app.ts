@@ -1,6 +1,7 @@
 import formbody from '@fastify/formbody';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Config } from '../src/config.js';
+import { registerRuntimeMetrics } from '../src/ops/runtime-metrics.js';
 import { createKeys } from '../src/read-model/keys.js';
 import type { RedisClient } from '../src/read-model/redis-connection.js';
 import { decorateKeyHash } from './auth/authenticate.js';
@@ -10,6 +11,7 @@ import { createFrameworkErrorHandler, registerHttpErrors } from './http-errors.j
 import { registerOpenApiRoute } from './openapi/openapi-route.js';
 import { createApiMetrics } from './ops/api-metrics.js';
 import { registerOpsRoutes } from './ops/ops-routes.js';
+import { createQuotaRefusals } from './ops/quota-metrics.js';
 import { registerPlayground } from './playground/playground.js';
 import { createQuotas } from './quotas/quota.js';
 import { createReadSide } from './read-model/read-side.js';
@@ -31,6 +33,7 @@ export interface ApiDeps {
 export function buildApi(deps: ApiDeps): FastifyInstance {
   const { config, redis } = deps;
   const metrics = createApiMetrics();
+  registerRuntimeMetrics(metrics.registry, redis);
   // Answers the Node server writes below Fastify: logged without URL or headers, and counted.
   const refused = (code: TransportErrorCode, reason: string) => {
     deps.logger.info({ error: code, reason }, 'refused before routing');
@@ -86,6 +89,7 @@ export function buildApi(deps: ApiDeps): FastifyInstance {
             redis,
             keys: createKeys(config.redis.keyPrefix),
             requestsPerMinute: config.api.quotaRequestsPerMinute,
+            refused: createQuotaRefusals(metrics.registry),
           }),
   };
   app.register(

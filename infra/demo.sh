@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # One-command demo (`npm run demo`): Kafka + Redis, topics, consumers, API, a demo API key and the
-# telemetry simulator, then how to call the API. Idempotent: running processes are reused.
+# telemetry simulator, Prometheus scraping both with the alert and recording rules
+# (infra/prometheus.sh), then how to call the API. Idempotent: running processes are reused.
 # Usage: infra/demo.sh [start|stop|status]
 set -euo pipefail
 
@@ -12,6 +13,12 @@ API_BASE="http://127.0.0.1:$API_PORT/application/v1"
 KEY_FILE="$DEMO_DIR/api-key"
 SIM_INSTALLATIONS="${DEMO_INSTALLATIONS:-50}"
 SIM_RATE="${DEMO_RATE:-200}"
+# The processes reach the stack infra/stack.sh starts, on its ports (KAFKA_PORT, REDIS_PORT).
+export KAFKA_BROKERS="${KAFKA_BROKERS:-127.0.0.1:${KAFKA_PORT:-19092}}"
+export REDIS_URL="${REDIS_URL:-redis://127.0.0.1:${REDIS_PORT:-16379}}"
+# The demo's Prometheus: its config and data under .local/demo/prometheus/, on loopback.
+export PROMETHEUS_PORT="${PROMETHEUS_PORT:-19090}" PROMETHEUS_DIR="$DEMO_DIR/prometheus"
+export API_PORT CONSUMER_HEALTH_PORT="$HEALTH_PORT"
 TSX="$ROOT/node_modules/.bin/tsx"
 # The project's own Node first (npm ci installs Node 24 there), as npm scripts do, so
 # `bash infra/demo.sh` run directly uses the same runtime as `npm run demo`.
@@ -117,6 +124,7 @@ The key tool itself keeps no copy: a key you issue with it yourself is yours to 
   curl -s -H "Api-Key: \$KEY" '$API_BASE/getInstallationCurrentEnergyFlow?installationId=1'
 
 Docs and playground:  http://127.0.0.1:$API_PORT/docs
+Prometheus:           http://127.0.0.1:$PROMETHEUS_PORT/alerts   (rules: ops/prometheus/)
 Logs:                 $DEMO_DIR/{consumers,api,simulator}.log
 Status / stop:        bash infra/demo.sh status   |   bash infra/demo.sh stop
 EOF
@@ -137,10 +145,12 @@ start() {
   start_bg simulator - "${NODE_TSX[@]}" tools/simulator.ts \
     --installations "$SIM_INSTALLATIONS" --rate "$SIM_RATE"
   wait_for_flow 90
+  bash "$ROOT/infra/prometheus.sh" start
   print_howto
 }
 
 stop() {
+  bash "$ROOT/infra/prometheus.sh" stop
   stop_bg simulator
   stop_bg api
   stop_bg consumers
@@ -155,6 +165,7 @@ status() {
   done
   http_ok "http://127.0.0.1:$HEALTH_PORT/readyz" && echo "consumers: ready" || echo "consumers: not ready"
   http_ok "http://127.0.0.1:$API_PORT/readyz" && echo "api: ready" || echo "api: not ready"
+  bash "$ROOT/infra/prometheus.sh" status || rc=1
   bash "$ROOT/infra/stack.sh" status || rc=1
   return $rc
 }
