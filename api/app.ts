@@ -1,6 +1,7 @@
 import formbody from '@fastify/formbody';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Config } from '../src/config.js';
+import { clientOf } from '../src/http/client-address.js';
 import { createKeys } from '../src/read-model/keys.js';
 import type { RedisClient } from '../src/read-model/redis-connection.js';
 import { decorateKeyHash } from './auth/authenticate.js';
@@ -19,6 +20,7 @@ import { registerEnergyFlowRoute } from './routes/energy-flow-route.js';
 import { registerFlowStreamRoute } from './routes/flow-stream-route.js';
 import { registerInstallationsRoute } from './routes/installations-route.js';
 import type { RouteContext } from './routes/route-context.js';
+import { createStreamLimits } from './streams/stream-limits.js';
 
 export interface ApiDeps {
   readonly config: Config;
@@ -96,7 +98,18 @@ export function buildApi(deps: ApiDeps): FastifyInstance {
       registerInstallationsRoute(api, ctx);
       registerDevicesRoute(api, ctx);
       registerEnergyFlowRoute(api, ctx);
-      registerFlowStreamRoute(api, ctx, side);
+      registerFlowStreamRoute(api, ctx, {
+        cache: side.cache,
+        streams: side.streams,
+        limits: createStreamLimits({
+          redis,
+          keys: createKeys(config.redis.keyPrefix),
+          perKey: config.api.streamsPerKey,
+          perApplication: config.api.streamsPerApplication,
+          perClient: config.api.maxConnectionsPerClient,
+        }),
+        trustedProxies: new Set(config.api.trustedProxies.map(clientOf)),
+      });
       registerBulkFlowRoute(api, ctx);
       registerOpenApiRoute(api, config.api.basePath);
     },

@@ -7,7 +7,9 @@ import { createEdgeServer, type EdgeServerLimits } from '../src/http/edge-server
 // reachable and every topic consumer running), /metrics (Prometheus text). On the same edge as
 // the API (src/http/edge-server.ts): what Node would answer with an empty body is answered in
 // JSON, and a slow or idle client is cut. The limits are fixed: a scraper and a probe or two
-// are all that ever connect.
+// are all that ever connect. One address holds at most 8 connections, and when all 32 are held
+// a newcomer takes one from the biggest holder, idle ones first (src/http/connection-table.ts):
+// idle sockets from a neighbour never keep the container's health check out.
 
 export const HEALTH_LIMITS: EdgeServerLimits = {
   headersTimeoutMs: 3_000,
@@ -15,7 +17,7 @@ export const HEALTH_LIMITS: EdgeServerLimits = {
   keepAliveTimeoutMs: 5_000,
   socketIdleTimeoutMs: 10_000,
   maxConnections: 32,
-  maxConnectionsPerClient: 0,
+  maxConnectionsPerClient: 8,
   maxHeaderBytes: 8 * 1024, // 8 KiB: probes send a few short headers
   maxRequestsPerSocket: 0,
 };

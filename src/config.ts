@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { z } from 'zod';
 
 // The only module that reads process.env: every process parses it once and passes slices down.
@@ -47,8 +48,17 @@ const envSchema = z.object({
   API_REQUEST_TIMEOUT_MS: positiveInt.default(5_000),
   API_HEADERS_TIMEOUT_MS: positiveInt.default(3_000), // capped at API_REQUEST_TIMEOUT_MS
   API_KEEP_ALIVE_TIMEOUT_MS: positiveInt.default(5_000),
-  API_MAX_CONNECTIONS: positiveInt.default(1_000),
-  API_MAX_CONNECTIONS_PER_CLIENT: z.coerce.number().int().min(0).default(0), // 0: no limit
+  // docs/security.md, "Connections": shared fairly at the limit; a client holds at most its cap.
+  API_MAX_CONNECTIONS: positiveInt.default(4_096),
+  API_MAX_CONNECTIONS_PER_CLIENT: z.coerce.number().int().min(0).default(512), // 0: no cap
+  // Reverse proxies whose X-Forwarded-For names the client: comma-separated IP addresses.
+  API_TRUSTED_PROXIES: z
+    .string()
+    .default('')
+    .refine(
+      (v) => v.split(',').every((a) => a.trim() === '' || isIP(a.trim()) !== 0),
+      'IP addresses, comma-separated',
+    ),
   // Nothing read or written for this long: closed. Above API_STREAM_HEARTBEAT_MS, or idle
   // streams would be cut between heartbeats.
   API_SOCKET_IDLE_TIMEOUT_MS: positiveInt.default(30_000),
@@ -61,7 +71,10 @@ const envSchema = z.object({
   API_QUOTA_REQUESTS_PER_MINUTE: z.coerce.number().int().min(0).default(0), // 0: quotas off
   API_NEAR_CACHE_ENTRIES: z.coerce.number().int().min(0).default(10_000), // 0: near-cache off
   API_NEAR_CACHE_MAX_AGE_MS: positiveInt.default(60_000),
-  API_STREAMS_MAX: z.coerce.number().int().min(0).default(10_000), // per API process
+  // Per API process: half the connections, so streams never hold them all.
+  API_STREAMS_MAX: z.coerce.number().int().min(0).default(2_048),
+  API_STREAMS_PER_KEY: positiveInt.default(256), // per API process
+  API_STREAMS_PER_APPLICATION: positiveInt.default(1_024), // per API process
   API_STREAM_HEARTBEAT_MS: positiveInt.max(15_000).default(10_000), // beyond.md: at least every 15 s
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
@@ -119,8 +132,10 @@ export interface Config {
     readonly headersTimeoutMs: number;
     readonly keepAliveTimeoutMs: number;
     readonly maxConnections: number;
-    /** Per remote address; 0 = no limit (behind a proxy every client shares one address). */
+    /** Per client (IPv4 address, IPv6 /64); 0 = no cap beyond the fair share at the limit. */
     readonly maxConnectionsPerClient: number;
+    /** Proxy addresses: their connections are not capped per client; streams count per forwarded client. */
+    readonly trustedProxies: readonly string[];
     /** A connection with nothing read or written for this long is closed (a client not reading). */
     readonly socketIdleTimeoutMs: number;
     readonly maxHeaderBytes: number;
@@ -139,6 +154,9 @@ export interface Config {
     readonly nearCacheMaxAgeMs: number;
     /** Open Server-Sent Events streams per API process; over it, TOO_MANY_STREAMS. */
     readonly maxStreams: number;
+    /** Open streams per key, per application and per client in this process; over it, 429. */
+    readonly streamsPerKey: number;
+    readonly streamsPerApplication: number;
     /** How often an open stream gets a comment line. */
     readonly streamHeartbeatMs: number;
   };
@@ -207,6 +225,9 @@ export function loadConfig(env: Env = process.env): Config {
       keepAliveTimeoutMs: e.API_KEEP_ALIVE_TIMEOUT_MS,
       maxConnections: e.API_MAX_CONNECTIONS,
       maxConnectionsPerClient: e.API_MAX_CONNECTIONS_PER_CLIENT,
+      trustedProxies: e.API_TRUSTED_PROXIES.split(',')
+        .map((a) => a.trim())
+        .filter((a) => a !== ''),
       socketIdleTimeoutMs: e.API_SOCKET_IDLE_TIMEOUT_MS,
       maxHeaderBytes: e.API_MAX_HEADER_BYTES,
       maxRequestsPerSocket: e.API_MAX_REQUESTS_PER_SOCKET,
@@ -218,6 +239,8 @@ export function loadConfig(env: Env = process.env): Config {
       nearCacheEntries: e.API_NEAR_CACHE_ENTRIES,
       nearCacheMaxAgeMs: e.API_NEAR_CACHE_MAX_AGE_MS,
       maxStreams: e.API_STREAMS_MAX,
+      streamsPerKey: e.API_STREAMS_PER_KEY,
+      streamsPerApplication: e.API_STREAMS_PER_APPLICATION,
       streamHeartbeatMs: e.API_STREAM_HEARTBEAT_MS,
     },
     logLevel: e.LOG_LEVEL,
