@@ -2,25 +2,16 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { createEdgeServer, type EdgeServerLimits } from '../src/http/edge-server.js';
+import { PROBE_LIMITS } from '../src/http/probe-limits.js';
 
 // The consumer process's operations endpoints: /healthz (the process answers), /readyz (Redis
 // reachable and every topic consumer running), /metrics (Prometheus text). On the same edge as
 // the API (src/http/edge-server.ts): what Node would answer with an empty body is answered in
-// JSON, and a slow or idle client is cut. The limits are fixed: a scraper and a probe or two
-// are all that ever connect. One address holds at most 8 connections, and when all 32 are held
-// a newcomer takes one from the biggest holder, idle ones first (src/http/connection-table.ts):
-// idle sockets from a neighbour never keep the container's health check out.
+// JSON, and a slow or idle client is cut. The limits are fixed (src/http/probe-limits.ts): a
+// scraper and a probe or two are all that ever connect, and a neighbour's idle sockets never
+// keep the container's health check out.
 
-export const HEALTH_LIMITS: EdgeServerLimits = {
-  headersTimeoutMs: 3_000,
-  requestTimeoutMs: 5_000,
-  keepAliveTimeoutMs: 5_000,
-  socketIdleTimeoutMs: 10_000,
-  maxConnections: 32,
-  maxConnectionsPerClient: 8,
-  maxHeaderBytes: 8 * 1024, // 8 KiB: probes send a few short headers
-  maxRequestsPerSocket: 0,
-};
+export const HEALTH_LIMITS: EdgeServerLimits = PROBE_LIMITS;
 
 export interface HealthServer {
   readonly port: number;

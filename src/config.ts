@@ -41,6 +41,10 @@ const envSchema = z.object({
   FUTURE_SKEW_SECONDS: positiveInt.default(300),
   API_HOST: z.string().min(1).default('127.0.0.1'),
   API_PORT: port.default(8080),
+  // A listener of its own for /healthz, /readyz and /metrics, which a flood of the API port
+  // cannot reach; unset: off (the API port serves them too, either way).
+  API_OPS_HOST: z.string().min(1).default('127.0.0.1'),
+  API_OPS_PORT: port.optional(),
   API_BASE_PATH: z
     .string()
     .regex(/^\/[A-Za-z0-9/_-]*[A-Za-z0-9_-]$/, 'must start with / and not end with /')
@@ -126,6 +130,8 @@ export interface Config {
   readonly api: {
     readonly host: string;
     readonly port: number;
+    /** The ops listener (probes and metrics only); port null: off. */
+    readonly ops: { readonly host: string; readonly port: number | null };
     readonly basePath: string;
     readonly requestTimeoutMs: number;
     /** Request line and headers must arrive within this; the whole request within requestTimeoutMs. */
@@ -218,6 +224,7 @@ export function loadConfig(env: Env = process.env): Config {
     api: {
       host: e.API_HOST,
       port: e.API_PORT,
+      ops: { host: e.API_OPS_HOST, port: e.API_OPS_PORT ?? null },
       basePath: e.API_BASE_PATH,
       requestTimeoutMs: e.API_REQUEST_TIMEOUT_MS,
       // Never longer than the whole request may take (Node refuses that combination).

@@ -1,5 +1,6 @@
 import type { Socket } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { type OpsListener, startOpsListener } from '../../api/ops/ops-listener.js';
 import { writeEpoch } from '../../src/read-model/epoch.js';
 import { createKeys } from '../../src/read-model/keys.js';
 import { testApi } from '../support-api/api-harness.js';
@@ -245,5 +246,41 @@ describe('fair limits: a server full of streams', () => {
     expect(busy.status).toBe(503);
     expect(busy.headers['retry-after']).toBe('1');
     expect(JSON.parse(busy.body)).toEqual({ valid: false, error: 'SERVER_BUSY' });
+  });
+});
+
+describe('the API ops listener', () => {
+  // No cap per client: one address can take every connection of the API port.
+  const api = testApi({
+    env: { API_MAX_CONNECTIONS: '20', API_MAX_CONNECTIONS_PER_CLIENT: '0' },
+  });
+  const held: Socket[] = [];
+  let ops: OpsListener;
+  let port = 0;
+
+  beforeAll(async () => {
+    await api.ready();
+    await writeEpoch(api.redis, createKeys(api.prefix), Date.now(), { complete: true });
+    ops = await startOpsListener(api.app, { host: '127.0.0.1', port: 0 });
+    port = Number(new URL(await api.app.listen({ host: '127.0.0.1', port: 0 })).port);
+  });
+  afterAll(async () => {
+    for (const s of held) s.destroy();
+    await ops.close();
+    await api.close();
+  });
+
+  it('answers the probes and metrics while the API port is full, and nothing else', async () => {
+    // The API port full: 20 of 20, all from one address.
+    for (let i = 0; i < 20; i++) held.push(await heldSocket(port, ABUSER, 'GET / HTTP/1.1\r\n'));
+    await expect.poll(() => connections(api.app.server)).toBe(20);
+    const at = (path: string) =>
+      rawRequest(ops.port, getRequest(path), { localAddress: ABUSER, untilAnswer: true });
+    expect((await at('/healthz')).status).toBe(200);
+    expect((await at('/readyz')).body).toBe('{"status":"ready"}');
+    expect((await at('/metrics')).body).toContain('api_requests_total');
+    const other = await at(`${api.config.api.basePath}/getInstallations`);
+    expect(other.status).toBe(404);
+    expect(JSON.parse(other.body)).toEqual({ valid: false, error: 'NOT_FOUND' });
   });
 });
