@@ -35,7 +35,12 @@ export function buildApi(deps: ApiDeps): FastifyInstance {
   const metrics = createApiMetrics();
   // Answers the Node server writes below Fastify: logged without URL or headers, and counted.
   const refused = (code: TransportErrorCode, reason: string) => {
-    deps.logger.info({ error: code, reason }, 'refused before routing');
+    // A flood of refused connections must not become a flood of log lines: those are counted.
+    if (code === 'TOO_MANY_CONNECTIONS' || code === 'SERVER_BUSY') {
+      deps.logger.debug({ error: code, reason }, 'refused before routing');
+    } else {
+      deps.logger.info({ error: code, reason }, 'refused before routing');
+    }
     metrics.refused(code);
   };
   const app = Fastify({

@@ -31,8 +31,15 @@ export async function startHealthServer(deps: {
   const server: Server = createEdgeServer(handle, deps.limits ?? HEALTH_LIMITS, {
     body: (code) => JSON.stringify({ status: code.toLowerCase().replaceAll('_', ' ') }),
     headers: { 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' },
-    record: (code, reason) => log.info({ error: code, reason }, 'health server: refused'),
-    dropped: (reason) => log.info({ reason }, 'health server: connection dropped'),
+    // Connection-limit refusals and drops at debug: a flood must not become one of log lines.
+    record: (code, reason) =>
+      code === 'TOO_MANY_CONNECTIONS' || code === 'SERVER_BUSY'
+        ? log.debug({ error: code, reason }, 'health server: refused')
+        : log.info({ error: code, reason }, 'health server: refused'),
+    dropped: (reason) =>
+      reason === 'stalled'
+        ? log.info({ reason }, 'health server: connection dropped')
+        : log.debug({ reason }, 'health server: connection dropped'),
   });
   function handle(req: IncomingMessage, res: ServerResponse) {
     const path = (req.url ?? '/').split('?')[0];

@@ -22,13 +22,14 @@ export async function startOpsListener(
   where: { host: string; port: number },
 ): Promise<OpsListener> {
   await app.ready();
-  // Logged, not counted: the API port's counters are about the API's clients.
+  // Logged, not counted: the API port's counters are about the API's clients. At debug: a
+  // flood of this port must not become one of log lines.
   const hooks: EdgeServerHooks = {
     body: errorBody,
     headers: API_HEADERS,
     record: (code, reason) =>
-      app.log.info({ error: code, reason, listener: 'ops' }, 'refused before routing'),
-    dropped: (reason) => app.log.info({ reason, listener: 'ops' }, 'connection dropped'),
+      app.log.debug({ error: code, reason, listener: 'ops' }, 'refused before routing'),
+    dropped: (reason) => app.log.debug({ reason, listener: 'ops' }, 'connection dropped'),
   };
   const server: Server = createEdgeServer(
     (req, res) => {

@@ -18,6 +18,11 @@ import { authenticatedRoute, type Params, type RouteContext } from './route-cont
 
 export const FLOW_STREAM_URL = '/streams/installationCurrentEnergyFlow';
 
+/** Seconds: another process (or this one, once a stream ends) may take the stream by then. */
+const BUSY_RETRY_AFTER = '5';
+const sendBusy = (reply: FastifyReply) =>
+  sendError(reply.header('retry-after', BUSY_RETRY_AFTER), 'TOO_MANY_STREAMS');
+
 export function registerFlowStreamRoute(
   app: FastifyInstance,
   ctx: RouteContext,
@@ -57,7 +62,7 @@ export function registerFlowStreamRoute(
     const reserved = deps.streams.reserve(id.id, keyHash, slot.release);
     if (reserved === null) {
       slot.release();
-      return sendError(reply, 'TOO_MANY_STREAMS');
+      return sendBusy(reply);
     }
     let ticket: Awaited<typeof reserved>;
     try {
@@ -85,7 +90,7 @@ export function registerFlowStreamRoute(
     // Shutting down since the reservation: a stream started now would hold the close open.
     if (deps.streams.closing) {
       ticket.cancel();
-      return sendError(reply, 'TOO_MANY_STREAMS');
+      return sendBusy(reply);
     }
     const lastEventId = request.headers['last-event-id'];
     reply.hijack();

@@ -1,11 +1,12 @@
+import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { Agent, type ClientRequest, request } from 'node:http';
-import { connect, type Socket } from 'node:net';
+import { join } from 'node:path';
 import { writeEpoch } from '../../src/read-model/epoch.js';
 import { createKeys } from '../../src/read-model/keys.js';
 import { installation, newApiKey } from '../../test/support-api/fixtures.js';
 import { BASE_PATH as BASE } from '../lib/context.js';
 import { numberArg } from '../lib/options.js';
+import { ROOT } from '../lib/processes.js';
 import { cannon } from '../lib/side-by-side.js';
 import { loadAverage, seedFlowModel, standalone } from '../lib/standalone.js';
 import { median, percentile } from '../lib/stats.js';
@@ -43,61 +44,37 @@ const insts = Array.from({ length: 20 }, (_, i) => installation(5000 + i));
 const normal = newApiKey();
 const abusive = newApiKey();
 
-/** Abuser's sockets and streams; `admitted` counts those the server kept open. */
 interface Abuse {
-  readonly sockets: Socket[];
-  streamStatuses: Map<number, number>;
+  readonly report: { sockets: number; streams: Record<string, number> };
   stop(): void;
 }
 
-async function abuse(): Promise<Abuse> {
-  const sockets: Socket[] = [];
-  const agent = new Agent({ keepAlive: false, maxSockets: Number.POSITIVE_INFINITY });
-  const streamStatuses = new Map<number, number>();
-  const requests: ClientRequest[] = [];
-  // Streams first: they are what the per-key cap bounds; the sockets then take what is left.
-  const streams = Array.from(
-    { length: STREAMS },
-    (_, i) =>
-      new Promise<void>((resolve) => {
-        const id = insts[i % insts.length]?.id;
-        const req = request(
-          `http://127.0.0.1:${PORT}${BASE}/streams/installationCurrentEnergyFlow?installationId=${id}`,
-          { agent, localAddress: ABUSER, headers: { 'api-key': abusive } },
-          (res) => {
-            const code = res.statusCode ?? 0;
-            streamStatuses.set(code, (streamStatuses.get(code) ?? 0) + 1);
-            res.resume();
-            resolve();
-          },
-        );
-        req.on('error', () => {
-          streamStatuses.set(0, (streamStatuses.get(0) ?? 0) + 1);
-          resolve();
-        });
-        req.setTimeout(10_000, () => req.destroy());
-        req.end();
-        requests.push(req);
-      }),
+/** The abuser in a process of its own (fair-limits-abuser.ts); resolves once it holds all. */
+function abuse(): Promise<Abuse> {
+  const child = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      join(ROOT, 'bench/cases/fair-limits-abuser.ts'),
+      String(PORT),
+      ABUSER,
+      abusive,
+      insts.map((i) => i.id).join(','),
+      String(SOCKETS),
+      String(STREAMS),
+    ],
+    { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] },
   );
-  await Promise.all(streams);
-  const opened: Promise<void>[] = [];
-  for (let i = 0; i < SOCKETS; i++) {
-    const socket = connect({ port: PORT, host: '127.0.0.1', localAddress: ABUSER });
-    socket.on('error', () => undefined);
-    sockets.push(socket);
-    opened.push(new Promise((resolve) => socket.once('connect', resolve).once('close', resolve)));
-  }
-  await Promise.all(opened);
-  return {
-    sockets,
-    streamStatuses,
-    stop() {
-      for (const r of requests) r.destroy();
-      agent.destroy();
-      for (const s of sockets) s.destroy();
-    },
-  };
+  return new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout.on('data', (chunk) => {
+      out += chunk;
+      if (!out.includes('\n')) return;
+      resolve({ report: JSON.parse(out), stop: () => child.kill('SIGTERM') });
+    });
+    child.once('exit', (code) => reject(new Error(`abuser exited with ${code}`)));
+  });
 }
 
 /** Probe latencies (ms): `count` sequential GETs of `path` on `port`; a failure is Infinity. */
@@ -108,6 +85,38 @@ async function probe(port: number, path: string, count = 10): Promise<number[]> 
     const res = await fetch(`http://127.0.0.1:${port}${path}`).catch(() => null);
     await res?.arrayBuffer();
     out.push(res?.ok ? performance.now() - t : Number.POSITIVE_INFINITY);
+  }
+  return out;
+}
+
+/** The API's refusal and drop counters, by `error` or `reason` label. */
+async function refusals(): Promise<Map<string, number>> {
+  const text = await (await fetch(`http://127.0.0.1:${OPS_PORT}/metrics`)).text();
+  const out = new Map<string, number>();
+  for (const m of text.matchAll(
+    /^api_(?:refused_requests|dropped_connections)_total\{(?:error|reason)="([^"]+)"\} (\d+)/gm,
+  )) {
+    out.set(m[1] as string, Number(m[2]));
+  }
+  return out;
+}
+
+const delta = (before: Map<string, number>, after: Map<string, number>) =>
+  Object.fromEntries(
+    [...after].map(([k, v]) => [k, v - (before.get(k) ?? 0)]).filter(([, v]) => v !== 0),
+  );
+
+/** Probes every 20 ms until `busy` settles. */
+async function probeWhile(port: number, path: string, busy: Promise<unknown>): Promise<number[]> {
+  let done = false;
+  const settle = () => {
+    done = true;
+  };
+  busy.then(settle, settle);
+  const out: number[] = [];
+  while (!done) {
+    out.push(...(await probe(port, path, 1)));
+    await new Promise((resolve) => setTimeout(resolve, 20));
   }
   return out;
 }
@@ -144,20 +153,27 @@ try {
     const q = await normalLoad();
     quiet.push(q.latency.p99);
     probes.quiet.push(...(await probe(PORT, '/readyz')));
-    const attack = await abuse();
-    // The probes alone first (the normal client's load would measure the machine), then the
+    // The probes alone, every 20 ms while the abuser opens its sockets and streams and holds
+    // them 1.5 s (with the normal client's load they would measure the machine); then the
     // normal client.
-    probes.api.push(...(await probe(PORT, '/readyz')));
-    probes.ops.push(...(await probe(OPS_PORT, '/readyz')));
+    const counted = await refusals();
+    const attacking = abuse();
+    const [attack, apiProbes, opsProbes] = await Promise.all([
+      attacking,
+      probeWhile(PORT, '/readyz', attacking),
+      probeWhile(OPS_PORT, '/readyz', attacking),
+    ]);
+    probes.api.push(...apiProbes);
+    probes.ops.push(...opsProbes);
     const a = await normalLoad();
-    const held = attack.sockets.filter((s) => !s.destroyed).length;
+    const refused = delta(counted, await refusals());
     abused.push(a.latency.p99);
     errors += a.errors + a.non2xx;
     console.log(
-      `  round ${round + 1}: p99 quiet ${q.latency.p99} ms, abused ${a.latency.p99} ms (${a.requests.total} requests, ${a.errors + a.non2xx} failed); abuser's side still open: ${held} of ${attack.sockets.length} idle sockets, streams by status ${JSON.stringify(Object.fromEntries(attack.streamStatuses))}`,
+      `  round ${round + 1}: p99 quiet ${q.latency.p99} ms, abused ${a.latency.p99} ms (${a.requests.total} requests, ${a.errors + a.non2xx} failed); abuser's streams by status ${JSON.stringify(attack.report.streams)}, its ${attack.report.sockets} sockets and streams refused or closed by the server ${JSON.stringify(refused)}`,
     );
     attack.stop();
-    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
   }
   const p99 = (l: number[]) =>
     percentile(
@@ -169,7 +185,7 @@ try {
     `normal client p99: quiet ${median(quiet)} ms, abused ${median(abused)} ms, ratio ${ratio.toFixed(2)}x (target <= 2x); failed requests while abused: ${errors}`,
   );
   console.log(
-    `/readyz p99: quiet ${p99(probes.quiet)} ms; abused: API port ${p99(probes.api)} ms, ops port ${p99(probes.ops)} ms (target <= 100 ms); API pid ${api.pid}; load ${loadAverage()}`,
+    `/readyz p99 (median): quiet ${p99(probes.quiet)} ms; during the flood: API port ${p99(probes.api)} (${median(probes.api).toFixed(1)}) ms, ops port ${p99(probes.ops)} (${median(probes.ops).toFixed(1)}) ms (target <= 100 ms); API pid ${api.pid}; load ${loadAverage()}`,
   );
 } finally {
   await bench.close();
