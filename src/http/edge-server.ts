@@ -13,9 +13,9 @@ import { hostLineCount, isValidHost } from './host-header.js';
 // A Node HTTP server with the limits and refusals every listener of this project needs (the
 // API's and the consumers' health server): timeouts for headers, the whole request, keep-alive
 // and a stalled socket; connection caps shared fairly between clients (connection-table.ts);
-// and an answer in the caller's JSON for everything
-// Node would otherwise answer with an empty body (no Host, a bad Expect, unparsable HTTP,
-// CONNECT) or let through (two Hosts, an invalid Host, HTTP/0.9 or 2.0 on an HTTP/1 parser).
+// and an answer in the caller's JSON for everything Node would otherwise answer with an empty
+// body (no Host, a bad Expect, unparsable HTTP, CONNECT, a refused connection) or let through
+// (two Hosts, an invalid Host, HTTP/0.9 or 2.0 on an HTTP/1 parser).
 
 export type EdgeRefusal =
   | 'BAD_REQUEST'
