@@ -1,6 +1,8 @@
 import formbody from '@fastify/formbody';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Config } from '../src/config.js';
+import { clientOf } from '../src/http/client-address.js';
+import { registerRuntimeMetrics } from '../src/ops/runtime-metrics.js';
 import { createKeys } from '../src/read-model/keys.js';
 import type { RedisClient } from '../src/read-model/redis-connection.js';
 import { decorateKeyHash } from './auth/authenticate.js';
@@ -10,6 +12,7 @@ import { createFrameworkErrorHandler, registerHttpErrors } from './http-errors.j
 import { registerOpenApiRoute } from './openapi/openapi-route.js';
 import { createApiMetrics } from './ops/api-metrics.js';
 import { registerOpsRoutes } from './ops/ops-routes.js';
+import { createQuotaRefusals } from './ops/quota-metrics.js';
 import { registerPlayground } from './playground/playground.js';
 import { createQuotas } from './quotas/quota.js';
 import { createReadSide } from './read-model/read-side.js';
@@ -19,6 +22,7 @@ import { registerEnergyFlowRoute } from './routes/energy-flow-route.js';
 import { registerFlowStreamRoute } from './routes/flow-stream-route.js';
 import { registerInstallationsRoute } from './routes/installations-route.js';
 import type { RouteContext } from './routes/route-context.js';
+import { createStreamLimits } from './streams/stream-limits.js';
 
 export interface ApiDeps {
   readonly config: Config;
@@ -31,9 +35,15 @@ export interface ApiDeps {
 export function buildApi(deps: ApiDeps): FastifyInstance {
   const { config, redis } = deps;
   const metrics = createApiMetrics();
+  registerRuntimeMetrics(metrics.registry, redis);
   // Answers the Node server writes below Fastify: logged without URL or headers, and counted.
   const refused = (code: TransportErrorCode, reason: string) => {
-    deps.logger.info({ error: code, reason }, 'refused before routing');
+    // A flood of refused connections must not become a flood of log lines: those are counted.
+    if (code === 'TOO_MANY_CONNECTIONS' || code === 'SERVER_BUSY') {
+      deps.logger.debug({ error: code, reason }, 'refused before routing');
+    } else {
+      deps.logger.info({ error: code, reason }, 'refused before routing');
+    }
     metrics.refused(code);
   };
   const app = Fastify({
@@ -86,6 +96,7 @@ export function buildApi(deps: ApiDeps): FastifyInstance {
             redis,
             keys: createKeys(config.redis.keyPrefix),
             requestsPerMinute: config.api.quotaRequestsPerMinute,
+            refused: createQuotaRefusals(metrics.registry),
           }),
   };
   app.register(
@@ -96,7 +107,18 @@ export function buildApi(deps: ApiDeps): FastifyInstance {
       registerInstallationsRoute(api, ctx);
       registerDevicesRoute(api, ctx);
       registerEnergyFlowRoute(api, ctx);
-      registerFlowStreamRoute(api, ctx, side);
+      registerFlowStreamRoute(api, ctx, {
+        cache: side.cache,
+        streams: side.streams,
+        limits: createStreamLimits({
+          redis,
+          keys: createKeys(config.redis.keyPrefix),
+          perKey: config.api.streamsPerKey,
+          perApplication: config.api.streamsPerApplication,
+          perClient: config.api.maxConnectionsPerClient,
+        }),
+        trustedProxies: new Set(config.api.trustedProxies.map(clientOf)),
+      });
       registerBulkFlowRoute(api, ctx);
       registerOpenApiRoute(api, config.api.basePath);
     },

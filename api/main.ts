@@ -1,6 +1,7 @@
 import { loadConfig } from '../src/config.js';
 import { createLogger } from '../src/logger.js';
 import { buildApi } from './app.js';
+import { type OpsListener, startOpsListener } from './ops/ops-listener.js';
 import { createApiRedis } from './redis-client.js';
 
 // Composition root of the API process: config, logger, Redis, app; graceful shutdown.
@@ -10,13 +11,14 @@ const redis = createApiRedis(config.redis, config.api.redisCommandTimeoutMs);
 redis.on('error', (error) => logger.warn({ err: { message: error.message } }, 'redis error'));
 const app = buildApi({ config, logger, redis });
 
+let ops: OpsListener | null = null;
 let stopping = false;
 async function shutdown(signal: string): Promise<void> {
   if (stopping) return;
   stopping = true;
   logger.info({ signal }, 'shutting down');
   // Stops accepting, lets in-flight requests finish, then drops Redis.
-  await app.close();
+  await Promise.all([app.close(), ops?.close()]);
   await redis.quit().catch(() => redis.disconnect());
   process.exit(0);
 }
@@ -33,4 +35,8 @@ await new Promise<void>((resolve) => {
     resolve();
   });
 });
+// The ops listener first: an orchestrator probing it sees /readyz as soon as the API listens.
+if (config.api.ops.port !== null) {
+  ops = await startOpsListener(app, { host: config.api.ops.host, port: config.api.ops.port });
+}
 await app.listen({ host: config.api.host, port: config.api.port });

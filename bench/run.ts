@@ -28,6 +28,7 @@ import {
   redisPid,
   redisVersion,
 } from './lib/stack.js';
+import { recordTargets } from './lib/targets-record.js';
 import type { Endpoint } from './load/load-spec.js';
 import { createWorkload } from './workload/plan.js';
 
@@ -36,6 +37,7 @@ import { createWorkload } from './workload/plan.js';
 const opts = parseOptions(process.argv.slice(2));
 const runId = `${Date.now().toString(36)}`;
 const started = new Date();
+const loadAtStart = loadavg();
 ensureStack();
 const redis = benchRedis();
 const kafka = await benchKafka(`bench-${runId}`);
@@ -201,4 +203,16 @@ writeFileSync(
 console.log(`\n${markdownTable(ctx.rows)}\n`);
 if (ctx.notes.length) console.log(ctx.notes.join('\n'));
 console.log(`recorded in bench/results/${name}.md`);
+// Only a full run with every phase stands for the project: a quick or partial one would put
+// smaller or missing figures in front of a newcomer.
+if (!opts.quick && opts.skip.size === 0) {
+  const load = (l: number[]) => (l[0] ?? 0).toFixed(2);
+  recordTargets(ctx.rows, {
+    runId,
+    date: `${started.toISOString().slice(0, 16).replace('T', ' ')} UTC`,
+    load: `${load(loadAtStart)} -> ${load(loadavg())}`,
+    node: process.versions.node,
+  });
+  console.log('the targets table heads bench/RESULTS.md; the chart is bench/targets.png');
+}
 process.exit(0);

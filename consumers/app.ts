@@ -1,6 +1,8 @@
 import type { Logger } from 'pino';
-import type { Registry } from 'prom-client';
+import { Gauge, type Registry } from 'prom-client';
 import type { Config } from '../src/config.js';
+import { registerRedisMemoryMetrics } from '../src/ops/redis-memory.js';
+import { registerRuntimeMetrics } from '../src/ops/runtime-metrics.js';
 import { serializeDeviceReleased } from '../src/projection/device-released.js';
 import { createAccessFactStore } from '../src/read-model/access-fact-store.js';
 import { createAccessViewStore } from '../src/read-model/access-store.js';
@@ -223,12 +225,26 @@ export async function startConsumers(deps: ConsumerDeps): Promise<ConsumerApp> {
   });
   logger.info({ topics: config.topics }, 'consumers started');
 
+  // A broker that stopped answering leaves kafkajs waiting without an error: not consuming either.
+  const consuming = () =>
+    !fatal && !guard.lost() && runners.every((r) => r.isRunning()) && lag.brokerAnswers();
+  registerRuntimeMetrics(metrics.registry, deps.redis);
+  registerRedisMemoryMetrics(metrics.registry, deps.redis);
+  // Readiness as a series, so an alert sees a process that answers scrapes but does not consume.
+  new Gauge({
+    name: 'ingest_ready',
+    help: '1 while every topic consumer runs and the Redis client is connected (what /readyz checks, without its PING)',
+    registers: [metrics.registry],
+    collect() {
+      this.set(consuming() && deps.redis.status === 'ready' ? 1 : 0);
+    },
+  });
+
   return {
     metrics: metrics.registry,
     refreshLag: () => lag.refresh(),
     async isReady() {
-      if (fatal || guard.lost() || !runners.every((r) => r.isRunning())) return false;
-      if (!lag.brokerAnswers()) return false;
+      if (!consuming()) return false;
       try {
         return (await deps.redis.ping()) === 'PONG';
       } catch {

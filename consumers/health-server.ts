@@ -2,23 +2,16 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { createEdgeServer, type EdgeServerLimits } from '../src/http/edge-server.js';
+import { PROBE_LIMITS } from '../src/http/probe-limits.js';
 
 // The consumer process's operations endpoints: /healthz (the process answers), /readyz (Redis
 // reachable and every topic consumer running), /metrics (Prometheus text). On the same edge as
 // the API (src/http/edge-server.ts): what Node would answer with an empty body is answered in
-// JSON, and a slow or idle client is cut. The limits are fixed: a scraper and a probe or two
-// are all that ever connect.
+// JSON, and a slow or idle client is cut. The limits are fixed (src/http/probe-limits.ts): a
+// scraper and a probe or two are all that ever connect, and a neighbour's idle sockets never
+// keep the container's health check out.
 
-export const HEALTH_LIMITS: EdgeServerLimits = {
-  headersTimeoutMs: 3_000,
-  requestTimeoutMs: 5_000,
-  keepAliveTimeoutMs: 5_000,
-  socketIdleTimeoutMs: 10_000,
-  maxConnections: 32,
-  maxConnectionsPerClient: 0,
-  maxHeaderBytes: 8 * 1024, // 8 KiB: probes send a few short headers
-  maxRequestsPerSocket: 0,
-};
+export const HEALTH_LIMITS: EdgeServerLimits = PROBE_LIMITS;
 
 export interface HealthServer {
   readonly port: number;
@@ -38,8 +31,15 @@ export async function startHealthServer(deps: {
   const server: Server = createEdgeServer(handle, deps.limits ?? HEALTH_LIMITS, {
     body: (code) => JSON.stringify({ status: code.toLowerCase().replaceAll('_', ' ') }),
     headers: { 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' },
-    record: (code, reason) => log.info({ error: code, reason }, 'health server: refused'),
-    dropped: (reason) => log.info({ reason }, 'health server: connection dropped'),
+    // Connection-limit refusals and drops at debug: a flood must not become one of log lines.
+    record: (code, reason) =>
+      code === 'TOO_MANY_CONNECTIONS' || code === 'SERVER_BUSY'
+        ? log.debug({ error: code, reason }, 'health server: refused')
+        : log.info({ error: code, reason }, 'health server: refused'),
+    dropped: (reason) =>
+      reason === 'stalled'
+        ? log.info({ reason }, 'health server: connection dropped')
+        : log.debug({ reason }, 'health server: connection dropped'),
   });
   function handle(req: IncomingMessage, res: ServerResponse) {
     const path = (req.url ?? '/').split('?')[0];

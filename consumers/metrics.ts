@@ -17,6 +17,7 @@ export interface ConsumerMetrics {
   readonly flowRefreshFailures: Counter;
   readonly corruptInstallations: Counter<'topic'>;
   readonly batchDuration: Histogram<'topic'>;
+  readonly visibleDelay: Histogram<'topic'>;
   readonly lag: Gauge<'topic' | 'partition'>;
   readonly consumerFailures: Counter<'topic' | 'reason'>;
   readonly modelLost: Gauge;
@@ -114,6 +115,13 @@ export function createConsumerMetrics(): ConsumerMetrics {
       help: 'Time to project one batch, including retries',
       labelNames: ['topic'],
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers,
+    }),
+    visibleDelay: new Histogram({
+      name: 'ingest_batch_visible_delay_seconds',
+      help: "Per batch, from its oldest event's Kafka timestamp to Redis acknowledging the batch: the slowest event's produce-to-visible delay",
+      labelNames: ['topic'],
+      buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
       registers,
     }),
     lag: new Gauge({

@@ -219,6 +219,10 @@ export function createTopicRunner(deps: {
         );
         const at = `${topic}|${batch.partition}`;
         const newest = batch.messages.reduce((n, m) => Math.max(n, m.timestampMs), 0);
+        const oldest = batch.messages.reduce((o, m) => Math.min(o, m.timestampMs), newest);
+        // Once per batch, not per event: the batch's worst delay bounds every event's in it.
+        if (batch.messages.length > 0)
+          metrics.visibleDelay.observe({ topic }, Math.max(0, (Date.now() - oldest) / 1000));
         if (newest > (metrics.newestProjected.get(at) ?? 0))
           metrics.newestProjected.set(at, newest);
         rejections.forEach((r, i) => {

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # One-command demo (`npm run demo`): Kafka + Redis, topics, consumers, API, a demo API key and the
-# telemetry simulator, then how to call the API. Idempotent: running processes are reused.
+# telemetry simulator, Prometheus scraping both with the alert and recording rules
+# (infra/prometheus.sh), then how to call the API. Idempotent: running processes are reused.
 # Usage: infra/demo.sh [start|stop|status]
 set -euo pipefail
 
@@ -12,7 +13,16 @@ API_BASE="http://127.0.0.1:$API_PORT/application/v1"
 KEY_FILE="$DEMO_DIR/api-key"
 SIM_INSTALLATIONS="${DEMO_INSTALLATIONS:-50}"
 SIM_RATE="${DEMO_RATE:-200}"
+# The processes reach the stack infra/stack.sh starts, on its ports (KAFKA_PORT, REDIS_PORT).
+export KAFKA_BROKERS="${KAFKA_BROKERS:-127.0.0.1:${KAFKA_PORT:-19092}}"
+export REDIS_URL="${REDIS_URL:-redis://127.0.0.1:${REDIS_PORT:-16379}}"
+# The demo's Prometheus: its config and data under .local/demo/prometheus/, on loopback.
+export PROMETHEUS_PORT="${PROMETHEUS_PORT:-19090}" PROMETHEUS_DIR="$DEMO_DIR/prometheus"
+export API_PORT CONSUMER_HEALTH_PORT="$HEALTH_PORT"
 TSX="$ROOT/node_modules/.bin/tsx"
+# The project's own Node first (npm ci installs Node 24 there), as npm scripts do, so
+# `bash infra/demo.sh` run directly uses the same runtime as `npm run demo`.
+export PATH="$ROOT/node_modules/.bin:$PATH"
 # Long-running processes run as node itself with tsx as a loader: the tsx CLI turns a SIGTERM
 # not acknowledged within ~60 ms into a SIGKILL, losing the batch in hand (docs/reliability.md).
 NODE_TSX=(node --import tsx)
@@ -41,9 +51,9 @@ start_bg() { # name port command...
   log "$name started (pid $!, log $logfile)"
 }
 
-stop_bg() { # name
+stop_bg() { # name: says only what it stopped, nothing for a process that was not running
   local pidfile="$DEMO_DIR/$1.pid"
-  pid_alive "$pidfile" || { rm -f "$pidfile"; log "$1 not running"; return 0; }
+  pid_alive "$pidfile" || { rm -f "$pidfile"; return 0; }
   local pid; pid="$(cat "$pidfile")"
   kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid"
   for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
@@ -79,6 +89,8 @@ ensure_key() {
     || { rm -f "$KEY_FILE.tmp"; die "issuing the demo key failed"; }
   grep -qE '^itk_[A-Za-z0-9]{40}$' "$KEY_FILE.tmp" || { rm -f "$KEY_FILE.tmp"; die "issue-key printed no key"; }
   chmod 600 "$KEY_FILE.tmp" && mv "$KEY_FILE.tmp" "$KEY_FILE"
+  # The tool keeps no copy; the demo does, so the commands below can use it.
+  log "the demo saved the key in $KEY_FILE (mode 600, readable by you only)"
 }
 
 wait_for_flow() { # seconds
@@ -103,7 +115,8 @@ print_howto() {
   cat <<EOF
 
 The demo is running: ${SIM_INSTALLATIONS} simulated installations, ${SIM_RATE} telemetry events/s.
-The demo key (application 1, installations 1-20) is in $KEY_FILE (shown nowhere else).
+The demo key (application 1, installations 1-20) is saved in $KEY_FILE (mode 600).
+The key tool itself keeps no copy: a key you issue with it yourself is yours to save.
 
   KEY="\$(cat $KEY_FILE)"
   curl -s -H "Api-Key: \$KEY" '$API_BASE/getInstallations'
@@ -111,6 +124,7 @@ The demo key (application 1, installations 1-20) is in $KEY_FILE (shown nowhere 
   curl -s -H "Api-Key: \$KEY" '$API_BASE/getInstallationCurrentEnergyFlow?installationId=1'
 
 Docs and playground:  http://127.0.0.1:$API_PORT/docs
+Prometheus:           http://127.0.0.1:$PROMETHEUS_PORT/alerts   (rules: ops/prometheus/)
 Logs:                 $DEMO_DIR/{consumers,api,simulator}.log
 Status / stop:        bash infra/demo.sh status   |   bash infra/demo.sh stop
 EOF
@@ -131,10 +145,12 @@ start() {
   start_bg simulator - "${NODE_TSX[@]}" tools/simulator.ts \
     --installations "$SIM_INSTALLATIONS" --rate "$SIM_RATE"
   wait_for_flow 90
+  bash "$ROOT/infra/prometheus.sh" start
   print_howto
 }
 
 stop() {
+  bash "$ROOT/infra/prometheus.sh" stop
   stop_bg simulator
   stop_bg api
   stop_bg consumers
@@ -149,6 +165,7 @@ status() {
   done
   http_ok "http://127.0.0.1:$HEALTH_PORT/readyz" && echo "consumers: ready" || echo "consumers: not ready"
   http_ok "http://127.0.0.1:$API_PORT/readyz" && echo "api: ready" || echo "api: not ready"
+  bash "$ROOT/infra/prometheus.sh" status || rc=1
   bash "$ROOT/infra/stack.sh" status || rc=1
   return $rc
 }

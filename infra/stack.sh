@@ -40,8 +40,8 @@ wait_for_port() { # port seconds pidfile logfile
   done
 }
 
-stop_pid() { # pidfile name
-  pid_alive "$1" || { rm -f "$1"; log "$2 not running"; return 0; }
+stop_pid() { # pidfile name: says only what it stopped, nothing for a service that was not running
+  pid_alive "$1" || { rm -f "$1"; return 0; }
   local pid; pid="$(cat "$1")"
   kill "$pid"
   for _ in $(seq 1 150); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done

@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { z } from 'zod';
 
 // The only module that reads process.env: every process parses it once and passes slices down.
@@ -40,6 +41,10 @@ const envSchema = z.object({
   FUTURE_SKEW_SECONDS: positiveInt.default(300),
   API_HOST: z.string().min(1).default('127.0.0.1'),
   API_PORT: port.default(8080),
+  // A listener of its own for /healthz, /readyz and /metrics, which a flood of the API port
+  // cannot reach; unset: off (the API port serves them too, either way).
+  API_OPS_HOST: z.string().min(1).default('127.0.0.1'),
+  API_OPS_PORT: port.optional(),
   API_BASE_PATH: z
     .string()
     .regex(/^\/[A-Za-z0-9/_-]*[A-Za-z0-9_-]$/, 'must start with / and not end with /')
@@ -47,8 +52,17 @@ const envSchema = z.object({
   API_REQUEST_TIMEOUT_MS: positiveInt.default(5_000),
   API_HEADERS_TIMEOUT_MS: positiveInt.default(3_000), // capped at API_REQUEST_TIMEOUT_MS
   API_KEEP_ALIVE_TIMEOUT_MS: positiveInt.default(5_000),
-  API_MAX_CONNECTIONS: positiveInt.default(1_000),
-  API_MAX_CONNECTIONS_PER_CLIENT: z.coerce.number().int().min(0).default(0), // 0: no limit
+  // docs/security.md, "Connections": shared fairly at the limit; a client holds at most its cap.
+  API_MAX_CONNECTIONS: positiveInt.default(4_096),
+  API_MAX_CONNECTIONS_PER_CLIENT: z.coerce.number().int().min(0).default(512), // 0: no cap
+  // Reverse proxies whose X-Forwarded-For names the client: comma-separated IP addresses.
+  API_TRUSTED_PROXIES: z
+    .string()
+    .default('')
+    .refine(
+      (v) => v.split(',').every((a) => a.trim() === '' || isIP(a.trim()) !== 0),
+      'IP addresses, comma-separated',
+    ),
   // Nothing read or written for this long: closed. Above API_STREAM_HEARTBEAT_MS, or idle
   // streams would be cut between heartbeats.
   API_SOCKET_IDLE_TIMEOUT_MS: positiveInt.default(30_000),
@@ -61,7 +75,10 @@ const envSchema = z.object({
   API_QUOTA_REQUESTS_PER_MINUTE: z.coerce.number().int().min(0).default(0), // 0: quotas off
   API_NEAR_CACHE_ENTRIES: z.coerce.number().int().min(0).default(10_000), // 0: near-cache off
   API_NEAR_CACHE_MAX_AGE_MS: positiveInt.default(60_000),
-  API_STREAMS_MAX: z.coerce.number().int().min(0).default(10_000), // per API process
+  // Per API process: half the connections, so streams never hold them all.
+  API_STREAMS_MAX: z.coerce.number().int().min(0).default(2_048),
+  API_STREAMS_PER_KEY: positiveInt.default(256), // per API process
+  API_STREAMS_PER_APPLICATION: positiveInt.default(1_024), // per API process
   API_STREAM_HEARTBEAT_MS: positiveInt.max(15_000).default(10_000), // beyond.md: at least every 15 s
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
@@ -113,14 +130,18 @@ export interface Config {
   readonly api: {
     readonly host: string;
     readonly port: number;
+    /** The ops listener (probes and metrics only); port null: off. */
+    readonly ops: { readonly host: string; readonly port: number | null };
     readonly basePath: string;
     readonly requestTimeoutMs: number;
     /** Request line and headers must arrive within this; the whole request within requestTimeoutMs. */
     readonly headersTimeoutMs: number;
     readonly keepAliveTimeoutMs: number;
     readonly maxConnections: number;
-    /** Per remote address; 0 = no limit (behind a proxy every client shares one address). */
+    /** Per client (IPv4 address, IPv6 /64); 0 = no cap beyond the fair share at the limit. */
     readonly maxConnectionsPerClient: number;
+    /** Proxy addresses: their connections are not capped per client; streams count per forwarded client. */
+    readonly trustedProxies: readonly string[];
     /** A connection with nothing read or written for this long is closed (a client not reading). */
     readonly socketIdleTimeoutMs: number;
     readonly maxHeaderBytes: number;
@@ -139,6 +160,9 @@ export interface Config {
     readonly nearCacheMaxAgeMs: number;
     /** Open Server-Sent Events streams per API process; over it, TOO_MANY_STREAMS. */
     readonly maxStreams: number;
+    /** Open streams per key, per application and per client in this process; over it, 429. */
+    readonly streamsPerKey: number;
+    readonly streamsPerApplication: number;
     /** How often an open stream gets a comment line. */
     readonly streamHeartbeatMs: number;
   };
@@ -200,6 +224,7 @@ export function loadConfig(env: Env = process.env): Config {
     api: {
       host: e.API_HOST,
       port: e.API_PORT,
+      ops: { host: e.API_OPS_HOST, port: e.API_OPS_PORT ?? null },
       basePath: e.API_BASE_PATH,
       requestTimeoutMs: e.API_REQUEST_TIMEOUT_MS,
       // Never longer than the whole request may take (Node refuses that combination).
@@ -207,6 +232,9 @@ export function loadConfig(env: Env = process.env): Config {
       keepAliveTimeoutMs: e.API_KEEP_ALIVE_TIMEOUT_MS,
       maxConnections: e.API_MAX_CONNECTIONS,
       maxConnectionsPerClient: e.API_MAX_CONNECTIONS_PER_CLIENT,
+      trustedProxies: e.API_TRUSTED_PROXIES.split(',')
+        .map((a) => a.trim())
+        .filter((a) => a !== ''),
       socketIdleTimeoutMs: e.API_SOCKET_IDLE_TIMEOUT_MS,
       maxHeaderBytes: e.API_MAX_HEADER_BYTES,
       maxRequestsPerSocket: e.API_MAX_REQUESTS_PER_SOCKET,
@@ -218,6 +246,8 @@ export function loadConfig(env: Env = process.env): Config {
       nearCacheEntries: e.API_NEAR_CACHE_ENTRIES,
       nearCacheMaxAgeMs: e.API_NEAR_CACHE_MAX_AGE_MS,
       maxStreams: e.API_STREAMS_MAX,
+      streamsPerKey: e.API_STREAMS_PER_KEY,
+      streamsPerApplication: e.API_STREAMS_PER_APPLICATION,
       streamHeartbeatMs: e.API_STREAM_HEARTBEAT_MS,
     },
     logLevel: e.LOG_LEVEL,

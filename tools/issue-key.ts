@@ -86,7 +86,7 @@ runCli(USAGE, async () => {
     `issued ${keyId} for application ${args.application} (owner ${args.owner.type}:${args.owner.id}), ` +
       `${args.installations.length} installation(s), expires ${expiresAt ?? 'never'}; ` +
       `published ${events.length} events to ${config.topics.access}. ` +
-      'The key is shown once and is not stored anywhere:\n',
+      'This tool keeps no copy of the key (only its hash is published); it is printed once, on stdout:\n',
   );
   const out = args.json
     ? JSON.stringify({

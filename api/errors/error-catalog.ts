@@ -25,7 +25,8 @@ export const ERROR_CATALOG = {
   INTERNAL_ERROR: { status: 500, meaning: 'server-side failure (all three endpoints)' },
   RATE_LIMITED: {
     status: 429,
-    meaning: "the application's request budget for the window is spent (only when quotas are on)",
+    meaning:
+      "the application's request budget for the window is spent (only when quotas are on); on the stream path, the key, its application or the client holds as many open streams as it may",
   },
   TOO_MANY_STREAMS: {
     status: 503,
@@ -57,10 +58,20 @@ export const TRANSPORT_ERRORS = {
   },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, meaning: 'POST body is not form-urlencoded' },
   EXPECTATION_FAILED: { status: 417, meaning: '`Expect` other than `100-continue`' },
+  TOO_MANY_CONNECTIONS: {
+    status: 429,
+    meaning:
+      'the client (address) holds as many connections as it may (`API_MAX_CONNECTIONS_PER_CLIENT`), or the most while the server is full; with `Retry-After`',
+  },
   HEADERS_TOO_LARGE: { status: 431, meaning: 'request headers over the configured size' },
   BAD_GATEWAY: {
     status: 502,
     meaning: 'playground proxy only: the API is unreachable, redirected or answered non-JSON',
+  },
+  SERVER_BUSY: {
+    status: 503,
+    meaning:
+      'the server holds `API_MAX_CONNECTIONS` connections and none could be reclaimed for this one; with `Retry-After`',
   },
   GATEWAY_TIMEOUT: {
     status: 504,
@@ -75,14 +86,23 @@ export type TransportErrorCode = keyof typeof TRANSPORT_ERRORS;
  * method; the OpenAPI document lists them. HEAD answers what GET does, without a body.
  */
 export const OPERATION_TRANSPORT_ERRORS = {
-  get: ['BAD_REQUEST', 'REQUEST_TIMEOUT', 'EXPECTATION_FAILED', 'HEADERS_TOO_LARGE'],
+  get: [
+    'BAD_REQUEST',
+    'REQUEST_TIMEOUT',
+    'EXPECTATION_FAILED',
+    'TOO_MANY_CONNECTIONS',
+    'HEADERS_TOO_LARGE',
+    'SERVER_BUSY',
+  ],
   post: [
     'BAD_REQUEST',
     'REQUEST_TIMEOUT',
     'PAYLOAD_TOO_LARGE',
     'UNSUPPORTED_MEDIA_TYPE',
     'EXPECTATION_FAILED',
+    'TOO_MANY_CONNECTIONS',
     'HEADERS_TOO_LARGE',
+    'SERVER_BUSY',
   ],
 } as const satisfies Record<string, readonly TransportErrorCode[]>;
 
@@ -124,6 +144,7 @@ export const FLOW_STREAM_ERRORS = [
   'INVALID_PARAMETERS',
   'UNAUTHORIZED',
   'DOESNT_EXIST',
+  'RATE_LIMITED',
   'TOO_MANY_STREAMS',
   'INTERNAL_ERROR',
 ] as const satisfies readonly ErrorCode[];

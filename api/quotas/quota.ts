@@ -80,6 +80,8 @@ export function createQuotas(deps: {
   redis: RedisClient;
   keys: ReadModelKeys;
   requestsPerMinute: number;
+  /** Called with the application of each request refused (429): who is over budget. */
+  refused?: (application: number) => void;
 }): Quotas {
   const redis = deps.redis as QuotaRedis;
   defineScripts(redis, SCRIPTS);
@@ -164,7 +166,10 @@ export function createQuotas(deps: {
   }
 
   function spend(app: number, budget: Budget, costTenths: number, nowMs: number): QuotaVerdict {
-    if (budget.localTenths < costTenths) return verdict(budget, false, nowMs);
+    if (budget.localTenths < costTenths) {
+      deps.refused?.(app);
+      return verdict(budget, false, nowMs);
+    }
     budget.localTenths -= costTenths;
     const answer = verdict(budget, true, nowMs);
     if (budget.localTenths * 2 < budget.sliceTenths && !budget.exhausted && budget.lease === null)

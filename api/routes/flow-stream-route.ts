@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { forwardedClient } from '../../src/http/client-address.js';
 import { authenticatedKeyHash } from '../auth/authenticate.js';
 import { sendError } from '../errors/error-catalog.js';
 import { parseInstallationId } from '../params/installation-id.js';
@@ -6,6 +7,7 @@ import type { Access } from '../read-model/api-reader.js';
 import type { InstallationRead, NearCache } from '../read-model/near-cache.js';
 import type { FlowStreams } from '../streams/flow-streams.js';
 import { SSE_HEADERS } from '../streams/sse.js';
+import { type StreamLimits, sendStreamLimited } from '../streams/stream-limits.js';
 import { authenticatedRoute, type Params, type RouteContext } from './route-context.js';
 
 // GET {base}/streams/installationCurrentEnergyFlow?installationId=… (beyond.md §5): auth, then
@@ -16,10 +18,20 @@ import { authenticatedRoute, type Params, type RouteContext } from './route-cont
 
 export const FLOW_STREAM_URL = '/streams/installationCurrentEnergyFlow';
 
+/** Seconds: another process (or this one, once a stream ends) may take the stream by then. */
+const BUSY_RETRY_AFTER = '5';
+const sendBusy = (reply: FastifyReply) =>
+  sendError(reply.header('retry-after', BUSY_RETRY_AFTER), 'TOO_MANY_STREAMS');
+
 export function registerFlowStreamRoute(
   app: FastifyInstance,
   ctx: RouteContext,
-  deps: { cache: NearCache; streams: FlowStreams },
+  deps: {
+    cache: NearCache;
+    streams: FlowStreams;
+    limits: StreamLimits;
+    trustedProxies: ReadonlySet<string>;
+  },
 ): void {
   const refusal = (reply: FastifyReply, result: Access<InstallationRead>) =>
     sendError(reply, result.kind === 'unauthorized' ? 'UNAUTHORIZED' : 'DOESNT_EXIST');
@@ -38,9 +50,27 @@ export function registerFlowStreamRoute(
     if (access.kind !== 'ok') return refusal(reply, access);
     // HEAD: what GET would start with, without a stream.
     if (request.method === 'HEAD') return reply.code(200).headers(SSE_HEADERS).send();
-    const reserved = deps.streams.reserve(id.id, keyHash);
-    if (reserved === null) return sendError(reply, 'TOO_MANY_STREAMS');
-    const ticket = await reserved;
+    // Caps per key, application and client before the process-wide one (stream-limits.ts).
+    const app = await deps.limits.applicationOf(keyHash);
+    const client = forwardedClient(
+      request.raw.socket.remoteAddress,
+      request.headers['x-forwarded-for'],
+      deps.trustedProxies,
+    );
+    const slot = deps.limits.take(keyHash, app, client);
+    if (!slot.ok) return sendStreamLimited(reply, slot);
+    const reserved = deps.streams.reserve(id.id, keyHash, slot.release);
+    if (reserved === null) {
+      slot.release();
+      return sendBusy(reply);
+    }
+    let ticket: Awaited<typeof reserved>;
+    try {
+      ticket = await reserved;
+    } catch (error) {
+      slot.release();
+      throw error;
+    }
     // Read again now that the channel is held: nothing written after this read goes unheard.
     let result: Access<InstallationRead>;
     try {
@@ -60,7 +90,7 @@ export function registerFlowStreamRoute(
     // Shutting down since the reservation: a stream started now would hold the close open.
     if (deps.streams.closing) {
       ticket.cancel();
-      return sendError(reply, 'TOO_MANY_STREAMS');
+      return sendBusy(reply);
     }
     const lastEventId = request.headers['last-event-id'];
     reply.hijack();

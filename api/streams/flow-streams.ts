@@ -30,8 +30,9 @@ export interface FlowStreams {
   /**
    * Reserves a stream and holds the installation's channel; null over the bound. Read the
    * installation after the returned promise resolves: the subscription is then in place.
+   * `release` is called once when the stream ends or the ticket is cancelled.
    */
-  reserve(id: number, keyHash: string): Promise<StreamTicket> | null;
+  reserve(id: number, keyHash: string, release?: () => void): Promise<StreamTicket> | null;
   /** Ends every open stream and refuses new ones (the server's close waits for open ones). */
   close(): void;
 }
@@ -40,6 +41,7 @@ interface Stream {
   readonly id: number;
   readonly keyHash: string;
   readonly res: ServerResponse;
+  readonly release: (() => void) | undefined;
   lastTag: string | null;
   timer: NodeJS.Timeout | null;
   reading: boolean;
@@ -91,6 +93,7 @@ export function createFlowStreams(deps: {
     if (group?.size === 0) byInstallation.delete(s.id);
     reserved--;
     deps.subscriber.release(s.id);
+    s.release?.();
     if (!s.res.writableEnded) s.res.end();
   }
 
@@ -156,7 +159,7 @@ export function createFlowStreams(deps: {
     get closing() {
       return closing;
     },
-    reserve(id, keyHash) {
+    reserve(id, keyHash, release) {
       if (closing || reserved >= deps.maxStreams) return null;
       reserved++;
       let settled = false;
@@ -168,6 +171,7 @@ export function createFlowStreams(deps: {
             id,
             keyHash,
             res,
+            release,
             lastTag: lastEventId,
             timer: null,
             reading: false,
@@ -191,6 +195,7 @@ export function createFlowStreams(deps: {
           settled = true;
           reserved--;
           deps.subscriber.release(id);
+          release?.();
         },
       }));
     },

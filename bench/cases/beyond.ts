@@ -55,7 +55,7 @@ try {
     energyMeter: { powerAc: -400 },
   });
   // Quotas on against off: two APIs in one process (bench/servers/quota-pair.ts), as two
-  // identical API processes measured 0.94x-1.16x apart here (bench/RESULTS.md).
+  // identical API processes measured 0.94x-1.16x apart here (bench/HISTORY.md).
   const [plain, quotaOff] = await Promise.all([
     bench.api(18281),
     bench.api(18284, {}, 'bench/servers/quota-pair.ts'),

@@ -150,6 +150,10 @@ try {
     ONLINE_WINDOW_SECONDS: String(WINDOW_S),
     API_MAX_CONNECTIONS: String(STREAMS + 1_000),
     API_STREAMS_MAX: String(STREAMS + 1_000),
+    // One key from one address holds every stream: the per-party caps are not what is measured.
+    API_MAX_CONNECTIONS_PER_CLIENT: '0',
+    API_STREAMS_PER_KEY: String(STREAMS + 1_000),
+    API_STREAMS_PER_APPLICATION: String(STREAMS + 1_000),
   });
   // The change feed's floor: a bare sharded subscriber on every channel, in this process.
   const floorConn = new Redis(REDIS_URL);

@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { Redis } from 'ioredis';
 import { type Admin, Kafka, logLevel, type Producer } from 'kafkajs';
+import { dropNegativeTimeoutWarning } from '../../consumers/kafka/negative-timeout.js';
 import { type RedisClient, scanKeys } from '../../src/read-model/redis-connection.js';
 import { ROOT } from './processes.js';
 
@@ -32,6 +33,7 @@ export interface BenchKafka {
 }
 
 export async function benchKafka(clientId: string): Promise<BenchKafka> {
+  dropNegativeTimeoutWarning();
   const kafka = new Kafka({
     clientId,
     brokers: KAFKA_BROKERS.split(','),

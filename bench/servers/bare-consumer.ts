@@ -1,5 +1,6 @@
 import { writeFileSync } from 'node:fs';
 import { Kafka, logLevel } from 'kafkajs';
+import { dropNegativeTimeoutWarning } from '../../consumers/kafka/negative-timeout.js';
 
 // The ingest baseline: a bare kafkajs eachBatch consumer that consumes and discards the topic,
 // committing after each batch like the project's consumer does. It times itself from joining the
@@ -15,6 +16,7 @@ const [brokers, topic, groupId, totalArg, outFile] = process.argv.slice(2) as [
   string,
 ];
 const total = Number(totalArg);
+dropNegativeTimeoutWarning();
 const kafka = new Kafka({
   clientId: 'bench-bare',
   brokers: brokers.split(','),

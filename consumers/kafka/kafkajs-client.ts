@@ -19,6 +19,7 @@ import type {
   Producer,
 } from './client.js';
 import { registerCodecs } from './codecs.js';
+import { dropNegativeTimeoutWarning } from './negative-timeout.js';
 import { partitionedSend } from './partitioned-send.js';
 
 export interface KafkajsClientOptions {
@@ -29,6 +30,7 @@ export interface KafkajsClientOptions {
 
 export function createKafkajsClient(options: KafkajsClientOptions): KafkaClient {
   registerCodecs();
+  dropNegativeTimeoutWarning();
   const kafka = new Kafka({
     clientId: options.clientId,
     brokers: [...options.brokers],

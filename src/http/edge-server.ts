@@ -6,31 +6,42 @@ import {
   STATUS_CODES,
 } from 'node:http';
 import type { Socket } from 'node:net';
+import { clientOf } from './client-address.js';
+import { ConnectionTable } from './connection-table.js';
 import { hostLineCount, isValidHost } from './host-header.js';
 
 // A Node HTTP server with the limits and refusals every listener of this project needs (the
 // API's and the consumers' health server): timeouts for headers, the whole request, keep-alive
-// and a stalled socket; connection caps; and an answer in the caller's JSON for everything
-// Node would otherwise answer with an empty body (no Host, a bad Expect, unparsable HTTP,
-// CONNECT) or let through (two Hosts, an invalid Host, HTTP/0.9 or 2.0 on an HTTP/1 parser).
+// and a stalled socket; connection caps shared fairly between clients (connection-table.ts);
+// and an answer in the caller's JSON for everything Node would otherwise answer with an empty
+// body (no Host, a bad Expect, unparsable HTTP, CONNECT, a refused connection) or let through
+// (two Hosts, an invalid Host, HTTP/0.9 or 2.0 on an HTTP/1 parser).
 
 export type EdgeRefusal =
   | 'BAD_REQUEST'
   | 'METHOD_NOT_ALLOWED'
   | 'REQUEST_TIMEOUT'
   | 'EXPECTATION_FAILED'
-  | 'HEADERS_TOO_LARGE';
+  | 'TOO_MANY_CONNECTIONS'
+  | 'HEADERS_TOO_LARGE'
+  | 'SERVER_BUSY';
 
 export const REFUSAL_STATUS: Readonly<Record<EdgeRefusal, number>> = {
   BAD_REQUEST: 400,
   METHOD_NOT_ALLOWED: 405,
   REQUEST_TIMEOUT: 408,
   EXPECTATION_FAILED: 417,
+  TOO_MANY_CONNECTIONS: 429,
   HEADERS_TOO_LARGE: 431,
+  SERVER_BUSY: 503,
 };
 
-/** Why a connection was closed without an answer. */
-export type DropReason = 'max-connections' | 'per-client' | 'stalled';
+/**
+ * Why a connection was closed without an answer: refused while the refusals awaiting their
+ * request were at their bound (or sending none in time), cut for not reading, or closed to make
+ * room for another client's (idle or over its share).
+ */
+export type DropReason = 'max-connections' | 'per-client' | 'stalled' | 'reclaimed';
 
 export interface EdgeServerLimits {
   readonly headersTimeoutMs: number;
@@ -39,8 +50,10 @@ export interface EdgeServerLimits {
   /** A socket with nothing read or written for this long is closed (a client not reading). */
   readonly socketIdleTimeoutMs: number;
   readonly maxConnections: number;
-  /** Per remote address; 0: no limit. */
+  /** Per client (an IPv4 address, an IPv6 /64); 0: no cap but the fair share at the limit. */
   readonly maxConnectionsPerClient: number;
+  /** Addresses whose connections count only against maxConnections (a reverse proxy's). */
+  readonly trustedProxies?: readonly string[];
   readonly maxHeaderBytes: number;
   /** 0: no limit. */
   readonly maxRequestsPerSocket: number;
@@ -65,6 +78,12 @@ type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 // (30 s by default): a slow client would keep its connection up to 30 s past the timeout.
 const CHECK_INTERVAL_MS = 500;
 const JSON_TYPE = 'application/json; charset=utf-8';
+// A refused connection is answered at its first request; at most this many wait for one, each
+// at most REFUSED_WAIT_MS. Past the bound a refused connection is closed unanswered.
+const MAX_WAITING_REFUSALS = 64;
+const REFUSED_WAIT_MS = 1_000;
+/** Seconds: a connection frees up as soon as any client closes one. */
+export const CONNECTION_RETRY_AFTER = '1';
 
 // Sockets that were answered before their request body had arrived: Node drains the rest, and
 // if that outlasts the request timeout the connection is closed, never answered a second time.
@@ -81,6 +100,8 @@ export function createEdgeServer(
   };
   const perSocket = limits.maxRequestsPerSocket;
   const requestCounts = new WeakMap<Socket, number>();
+  // Connections refused by the table, answered at their first request.
+  const refused = new WeakMap<Socket, EdgeRefusal>();
   const server = createServer(
     {
       headersTimeout: limits.headersTimeoutMs,
@@ -94,6 +115,11 @@ export function createEdgeServer(
     (req, res) => {
       const socket = req.socket;
       answeredEarly.delete(socket);
+      const refusal = refused.get(socket);
+      if (refusal !== undefined) {
+        hooks.record(refusal, 'connection refused');
+        return answerResponse(res, refusal, hooks, CONNECTION_RETRY_AFTER);
+      }
       if (req.httpVersionMajor !== 1 || req.httpVersionMinor > 1) {
         return refuse(res, 'BAD_REQUEST', 'http version');
       }
@@ -127,7 +153,9 @@ export function createEdgeServer(
   );
   // Fastify sets these on the servers it makes itself, not on one from a factory.
   server.keepAliveTimeout = limits.keepAliveTimeoutMs;
-  server.maxConnections = limits.maxConnections;
+  // A backstop only: the table admits at most maxConnections, plus refusals awaiting their
+  // answer and evicted connections still closing.
+  server.maxConnections = 2 * limits.maxConnections + MAX_WAITING_REFUSALS;
   // The byte limit bounds the count; with Node's count limit, headers past it vanish unseen
   // (a second Authorization or Host among them).
   server.maxHeadersCount = 0;
@@ -136,7 +164,9 @@ export function createEdgeServer(
   server.on('timeout', (socket: Socket) => {
     // An answer still being written: the client stopped reading (or reads too slowly to
     // matter). Otherwise an idle keep-alive connection, closed as Node would.
-    if ((socket as Socket & { _httpMessage?: unknown })._httpMessage) hooks.dropped('stalled');
+    const refusal = refused.get(socket);
+    if (refusal !== undefined) hooks.dropped(dropReasonOf(refusal));
+    else if (!isIdle(socket)) hooks.dropped('stalled');
     socket.destroy();
   });
   // Any Expect but 100-continue (which Node answers itself).
@@ -149,28 +179,59 @@ export function createEdgeServer(
     answerSocket(socket, 'METHOD_NOT_ALLOWED', hooks);
   });
   server.on('drop', () => hooks.dropped('max-connections'));
-  if (limits.maxConnectionsPerClient > 0)
-    limitPerClient(server, limits.maxConnectionsPerClient, hooks);
+  admitFairly(server, limits, hooks, refused);
   if (hooks.handleClientErrors !== false) server.on('clientError', createClientErrorHandler(hooks));
   return server;
 }
 
-function limitPerClient(server: Server, max: number, hooks: EdgeServerHooks): void {
-  const open = new Map<string, number>();
+/**
+ * Between requests, or still sending its request: nothing is being answered on it, nor waits
+ * to be read by the client.
+ */
+const isIdle = (socket: Socket): boolean =>
+  !(socket as Socket & { _httpMessage?: unknown })._httpMessage && socket.writableLength === 0;
+
+const dropReasonOf = (refusal: EdgeRefusal): DropReason =>
+  refusal === 'TOO_MANY_CONNECTIONS' ? 'per-client' : 'max-connections';
+
+/** Admits each connection through the table; closes what it evicts; marks what it refuses. */
+function admitFairly(
+  server: Server,
+  limits: EdgeServerLimits,
+  hooks: EdgeServerHooks,
+  refused: WeakMap<Socket, EdgeRefusal>,
+): void {
+  const proxies = new Set((limits.trustedProxies ?? []).map(clientOf));
+  const table = new ConnectionTable<Socket>(
+    { max: limits.maxConnections, perClient: limits.maxConnectionsPerClient },
+    isIdle,
+    (client) => proxies.has(client),
+  );
+  const clients = new WeakMap<Socket, string>();
+  let waiting = 0;
   server.on('connection', (socket: Socket) => {
-    const address = socket.remoteAddress ?? '';
-    const count = (open.get(address) ?? 0) + 1;
-    if (count > max) {
-      hooks.dropped('per-client');
-      socket.destroy();
+    const client = clientOf(socket.remoteAddress);
+    const verdict = table.decide(client);
+    if (!verdict.admit) {
+      if (waiting >= MAX_WAITING_REFUSALS) {
+        hooks.dropped(verdict.reason);
+        socket.destroy();
+        return;
+      }
+      waiting++;
+      refused.set(socket, verdict.reason === 'per-client' ? 'TOO_MANY_CONNECTIONS' : 'SERVER_BUSY');
+      socket.setTimeout(REFUSED_WAIT_MS);
+      socket.once('close', () => waiting--);
       return;
     }
-    open.set(address, count);
-    socket.once('close', () => {
-      const left = (open.get(address) ?? 1) - 1;
-      if (left === 0) open.delete(address);
-      else open.set(address, left);
-    });
+    if (verdict.evict !== null) {
+      table.remove(clients.get(verdict.evict) ?? '', verdict.evict);
+      hooks.dropped('reclaimed');
+      verdict.evict.destroy();
+    }
+    table.add(client, socket);
+    clients.set(socket, client);
+    socket.once('close', () => table.remove(client, socket));
   });
 }
 
@@ -179,11 +240,13 @@ export function answerResponse(
   res: ServerResponse,
   code: EdgeRefusal,
   hooks: EdgeServerHooks,
+  retryAfter?: string,
 ): void {
   const body = hooks.body(code);
   res.shouldKeepAlive = false;
   res.writeHead(REFUSAL_STATUS[code], {
     ...hooks.headers,
+    ...(retryAfter === undefined ? {} : { 'retry-after': retryAfter }),
     'content-type': JSON_TYPE,
     'content-length': Buffer.byteLength(body),
     connection: 'close',

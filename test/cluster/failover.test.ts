@@ -3,6 +3,7 @@ import calculateSlot from 'cluster-key-slot';
 import { afterAll, describe, expect, it } from 'vitest';
 import { isCluster } from '../../src/read-model/redis-connection.js';
 import { type Harness, iso, startHarness } from '../integration/support/consumer-harness.js';
+import { recordFigures } from '../support/figures.js';
 import { waitFor } from '../support/stack.js';
 import { type TestApi, testApi } from '../support-api/api-harness.js';
 import { installation, newApiKey } from '../support-api/fixtures.js';
@@ -115,7 +116,8 @@ describe('Redis Cluster failover', () => {
       async () => ((await all()).every((soe) => soe === last) ? true : undefined),
       60_000,
     );
-    console.log(
+    recordFigures(
+      'failover',
       `failover: the slot served ${resumedMs} ms after the SIGKILL, the API ${apiResumedMs} ms; every event in the model ${Date.now() - killedAt} ms after it`,
     );
   }, 120_000);

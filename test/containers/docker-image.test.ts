@@ -39,7 +39,7 @@ function buildImage(): string {
   const image = engine.podman
     ? 'localhost/installation-telemetry-read-model:local'
     : 'installation-telemetry-read-model:local';
-  // Podman: on the local Node 20 stand-in, no registry. A Docker host: the official node image.
+  // Podman: on the local Node 24 stand-in, no registry. A Docker host: the official node image.
   const [cmd, args] = engine.podman
     ? ['bash', ['infra/containers/build-images.sh', 'app']]
     : ['docker', ['build', '-t', image, '.']];

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { recordFigures } from '../support/figures.js';
 import { installation, newApiKey } from '../support-api/fixtures.js';
 import { type E2eStack, msUntil, startE2eStack } from './support/e2e-stack.js';
 import {
@@ -47,7 +48,10 @@ describe('e2e: access changes through Kafka to the API', () => {
     }
   });
   afterAll(async () => {
-    console.log(`e2e propagation (produce -> API answer), ms: ${JSON.stringify(figures)}`);
+    recordFigures(
+      'api-access',
+      `e2e propagation (produce -> API answer), ms: ${JSON.stringify(figures)}`,
+    );
     await stack?.stop();
   });
 

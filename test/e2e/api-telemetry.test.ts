@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { recordFigures } from '../support/figures.js';
 import { installation, newApiKey } from '../support-api/fixtures.js';
 import { type E2eStack, msUntil, startE2eStack } from './support/e2e-stack.js';
 import {
@@ -58,7 +59,7 @@ describe('e2e: telemetry through Kafka to the API', () => {
       const r = await stack.call(`/getInstallationDevices?installationId=${id}`, key);
       return r.body.batteries?.length === 2 && r.body.energyMeters?.length === 1;
     });
-    console.log(`e2e telemetry propagation (produce -> API answer): ${ms} ms`);
+    recordFigures('api-telemetry', `e2e telemetry propagation (produce -> API answer): ${ms} ms`);
     const devices = (await stack.call(`/getInstallationDevices?installationId=${id}`, key)).body;
     expect(devices.batteries.map((b: { id: number }) => b.id)).toEqual([11, 12]);
     expect(devices.batteries[1].manufacturer).toBe('BYD');

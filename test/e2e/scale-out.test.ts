@@ -7,6 +7,7 @@ import type { RedisClient } from '../../src/read-model/redis-connection.js';
 import { connectedProducer, kafkaFor, seedFleet, startLoad } from '../faults/load.js';
 import { compareApi, compareModel, foldTelemetry } from '../faults/oracle.js';
 import type { ServiceProcess } from '../faults/processes.js';
+import { recordFigures } from '../support/figures.js';
 import {
   dropPrefix,
   isolatedEnv,
@@ -171,7 +172,8 @@ describe('e2e: scale-out, two consumers and two API replicas', () => {
         30_000,
       );
       expect(after).toEqual(all);
-      console.log(
+      recordFigures(
+        'scale-out',
         `scale-out: consumer-b owned consumer-a's partitions ${Date.now() - killed} ms after the SIGKILL`,
       );
       // Telemetry keeps flowing onto the taken-over partitions before the load stops.
@@ -260,7 +262,10 @@ describe('e2e: scale-out, two consumers and two API replicas', () => {
     } finally {
       tally = await poller.stop();
       await load.stop();
-      console.log(`scale-out: API answers during the restarts: ${describeTally(tally)}`);
+      recordFigures(
+        'scale-out',
+        `scale-out: API answers during the restarts: ${describeTally(tally)}`,
+      );
     }
     expect(tally.unexpected, describeTally(tally)).toEqual([]);
   }, 90_000);

@@ -8,6 +8,7 @@ import kafkajs, { type Producer } from 'kafkajs';
 const { CompressionTypes } = kafkajs;
 
 import { createKafkajsClient } from '../../consumers/kafka/kafkajs-client.js';
+import { dropNegativeTimeoutWarning } from '../../consumers/kafka/negative-timeout.js';
 import { createLogger } from '../../src/logger.js';
 import {
   apiKeyCreated,
@@ -63,6 +64,7 @@ const ONLINE_WINDOW_SECONDS = 300;
 const run = `f${Date.now().toString(36)}`;
 const stack = CLUSTER ? clusterFaultStack() : faultStack();
 const brokers = stack.kafkaBrokers.split(',');
+dropNegativeTimeoutWarning();
 const topics = {
   installations: `${run}.installations`,
   telemetry: `${run}.telemetry`,

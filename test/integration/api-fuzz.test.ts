@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ERROR_CATALOG, errorStatus, TRANSPORT_ERRORS } from '../../api/errors/error-catalog.js';
 import { markEpochComplete, writeEpoch } from '../../src/read-model/epoch.js';
 import { createKeys } from '../../src/read-model/keys.js';
+import { recordFigures } from '../support/figures.js';
 import { testApi } from '../support-api/api-harness.js';
 import { installation, newApiKey } from '../support-api/fixtures.js';
 import { createResponseValidator } from '../support-api/openapi-validator.js';
@@ -368,7 +369,8 @@ describe('fuzzing the HTTP edge', () => {
     expect(health.status).toBe(200);
     const after = heapAfterGc();
     const growthMb = (after - baseline) / 2 ** 20;
-    console.log(
+    recordFigures(
+      'api-fuzz',
       `fuzz: ${sent} requests; statuses ${JSON.stringify(Object.fromEntries([...statuses].sort()))}; heap after GC ${(baseline / 2 ** 20).toFixed(1)} -> ${(after / 2 ** 20).toFixed(1)} MiB`,
     );
     // Generous: the test process holds fast-check and vitest too; a leak per request

@@ -38,6 +38,10 @@ describe('API over HTTP', () => {
       }
       expect((await down.app.inject({ url: '/readyz' })).statusCode).toBe(503);
       expect((await down.app.inject({ url: '/healthz' })).statusCode).toBe(200);
+      // What the RedisUnreachable alert reads.
+      expect((await down.app.inject({ url: '/metrics' })).body).toMatch(
+        /^redis_client_connected 0$/m,
+      );
       expect(down.logLines.join('')).not.toContain(key);
     } finally {
       await down.close();
@@ -132,6 +136,9 @@ describe('API over HTTP', () => {
       /api_requests_total\{route="\/application\/v1\/getInstallations",method="GET",status="200"\} \d+/,
     );
     expect(metrics.body).toContain('api_request_duration_seconds_bucket');
+    // The process's CPU (the CPU-per-request rule) and its Redis connection.
+    expect(metrics.body).toMatch(/^process_cpu_seconds_total [\d.e-]+$/m);
+    expect(metrics.body).toMatch(/^redis_client_connected 1$/m);
     const doc = await api.app.inject({ url: `${base}/openapi.json` });
     expect(doc.json()).toMatchObject({ openapi: '3.1.0', info: { version: '1.0.0' } });
   });

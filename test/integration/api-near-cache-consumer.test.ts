@@ -8,6 +8,7 @@ import {
   installationUpserted,
   membership,
 } from '../e2e/support/events.js';
+import { recordFigures } from '../support/figures.js';
 import { installation, newApiKey } from '../support-api/fixtures.js';
 import { openSse } from '../support-api/sse-client.js';
 
@@ -50,7 +51,10 @@ describe('near-cache and stream behind the real consumers', () => {
       const ms = await msUntil('served', since, async () => (await soe()) === 20, 1_000);
       const event = await stream.next(1_000 - (Date.now() - since));
       expect(JSON.parse(event.data).data.batterySoe).toBe(20);
-      console.log(`produce -> warm-cache answer ${ms} ms, -> event ${Date.now() - since} ms`);
+      recordFigures(
+        'api-near-cache-consumer',
+        `produce -> warm-cache answer ${ms} ms, -> event ${Date.now() - since} ms`,
+      );
     } finally {
       stream.close();
     }
@@ -66,6 +70,6 @@ describe('near-cache and stream behind the real consumers', () => {
     await stream.closed(1_000);
     expect(stream.events.at(-1)?.event).toBe('revoked');
     expect((await stack.call(flowPath, key)).status).toBe(404);
-    console.log(`produce -> revoked ${Date.now() - since} ms`);
+    recordFigures('api-near-cache-consumer', `produce -> revoked ${Date.now() - since} ms`);
   });
 });

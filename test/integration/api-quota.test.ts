@@ -99,6 +99,9 @@ describe('API quotas', () => {
       expect(refused.body).toBe('{"valid":false,"error":"RATE_LIMITED"}');
       expect(refused.headers['retry-after']).toBe('50');
       expect(refused.headers.ratelimit).toBe('"default";r=0;t=50');
+      // Operators see which application is over budget (ops/prometheus: ApiQuotaRefusals).
+      const metrics = await api.app.inject({ url: '/metrics' });
+      expect(metrics.body).toContain('api_quota_refusals_total{application="11"} 1\n');
       // Unauthenticated requests are not charged and get no RateLimit headers.
       const anonymous = await get(newApiKey());
       expect(anonymous.statusCode).toBe(401);

@@ -232,6 +232,7 @@ describe('API energy-flow stream', () => {
     const over = await stream('?installationId=200', { 'api-key': owner });
     expect(over.status).toBe(503);
     expect(over.body).toBe('{"valid":false,"error":"TOO_MANY_STREAMS"}');
+    expect(over.headers['retry-after']).toBe('5');
     expect((await stream('?installationId=200', { 'api-key': newApiKey() })).status).toBe(401);
     expect((await stream('?installationId=200', { 'api-key': stranger })).status).toBe(404);
     for (const s of held) s.close();

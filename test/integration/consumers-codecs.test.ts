@@ -5,6 +5,7 @@ import {
   type JavaProducer,
   startJavaProducer,
 } from '../../tools/java-producer.js';
+import { recordFigures } from '../support/figures.js';
 import { kafkaBrokers, waitFor } from '../support/stack.js';
 import { type TestApi, testApi } from '../support-api/api-harness.js';
 import { newApiKey } from '../support-api/fixtures.js';
@@ -66,7 +67,8 @@ afterAll(async () => {
   await h?.stop();
   await api?.close();
   if (rows.length > 0) {
-    console.log(
+    recordFigures(
+      'consumers-codecs',
       [
         'codec × topic, Java producer (kafka-clients 3.9.1, acks=all) → read model:',
         '| codec | topic | result | visible after ack |',

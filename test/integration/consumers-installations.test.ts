@@ -32,10 +32,14 @@ const nameOf = async (id: number) => {
   return json ? (JSON.parse(json) as { name: string }).name : undefined;
 };
 
-async function stale(): Promise<number> {
-  const m = await h.app.metrics.getSingleMetric('ingest_events_stale_total')?.get();
-  return m?.values.find((v) => v.labels.topic === h.config.topics.installations)?.value ?? 0;
-}
+const stale = () => h.metric('ingest_events_stale_total', { topic: h.config.topics.installations });
+/** Counted exactly once: waits for the count, then checks nothing else was counted. */
+const staleCounted = async (before: number) =>
+  expect(
+    await h.counted('ingest_events_stale_total', before + 1, {
+      topic: h.config.topics.installations,
+    }),
+  ).toBe(before + 1);
 
 beforeAll(async () => {
   h = await startHarness('inst');
@@ -55,7 +59,7 @@ describe('installation upserts', () => {
     await until('the equal upsert', async () =>
       (await nameOf(id)) === 'equal' ? true : undefined,
     );
-    expect(await stale()).toBe(staleBefore + 1);
+    await staleCounted(staleBefore);
     const json = JSON.parse((await h.redis.get(h.keys.installation(id))) as string);
     expect(Object.keys(json)).toEqual([
       'id',
@@ -139,7 +143,7 @@ describe('installation deletion', () => {
     await upsert(id, 'reborn', now - 1_000);
     // Same key, same partition: once 'reborn' shows, the older upsert was processed and ignored.
     await until('newer upsert', async () => ((await nameOf(id)) === 'reborn' ? true : undefined));
-    expect(await stale()).toBe(staleBefore + 1);
+    await staleCounted(staleBefore);
   });
 
   it('deletes on a tombstone', async () => {

@@ -109,6 +109,8 @@ describe('a record batch that no codec decodes', () => {
     expect(
       metricLine(metrics, 'ingest_consumer_failures_total', `reason="undecodable_batch"`),
     ).toMatch(/ 1$/);
+    // The ConsumerNotReady alert reads readiness as a series.
+    expect(metrics).toMatch(/^ingest_ready 0$/m);
     // Stopped at offset 1 of 4: the lag shows the three records not read.
     await waitFor('lag of the stopped partition', async () => {
       const text = (await first.get('/metrics')).body;
@@ -145,6 +147,7 @@ describe('a record batch that no codec decodes', () => {
     await waitFor('ready', async () =>
       (await third.get('/readyz')).status === 200 ? true : undefined,
     );
+    expect((await third.get('/metrics')).body).toMatch(/^ingest_ready 1$/m);
     expect(await stored(2)).toBe(false);
     const dead = await deadLetterHeaders(config.topics.deadletter);
     expect(dead).toContainEqual(

@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { Kafka, logLevel } from 'kafkajs';
 import type { TestProject } from 'vitest/node';
+import { dropNegativeTimeoutWarning } from '../../consumers/kafka/negative-timeout.js';
 import { type ContainerEngine, prepareContainerEngine } from './container-engine.js';
 import { startContainerStack } from './container-stack.js';
 
@@ -165,6 +166,7 @@ async function checkRedis(url: string): Promise<void> {
 
 /** A freshly started broker opens its port before its controller is ready: poll until it answers. */
 async function checkKafka(brokers: string[]): Promise<void> {
+  dropNegativeTimeoutWarning();
   const kafka = new Kafka({ brokers, logLevel: logLevel.NOTHING, retry: { retries: 0 } });
   const deadline = Date.now() + 60_000;
   let lastError: unknown;

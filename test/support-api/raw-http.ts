@@ -47,11 +47,13 @@ export async function rawRequest(
     endAfterWrite?: boolean;
     /** Stop at the first complete final answer instead of waiting for the server to close. */
     untilAnswer?: boolean;
+    /** A source address in 127.0.0.0/8: another client to the server's per-client limits. */
+    localAddress?: string;
   } = {},
 ): Promise<RawAnswer> {
   const started = Date.now();
   const list = typeof chunks === 'string' || Buffer.isBuffer(chunks) ? [chunks] : chunks;
-  const socket: Socket = connect(port, '127.0.0.1');
+  const socket: Socket = connect({ port, host: '127.0.0.1', localAddress: options.localAddress });
   let text = '';
   let closed = false;
   const done = new Promise<void>((resolve) => {
@@ -111,11 +113,25 @@ export function getRequest(target: string, extra: string[] = [], method = 'GET')
  * A client that writes `bytes` and never reads (a slow reader): its socket is paused from the
  * start. The caller destroys it.
  */
-export async function stalledReader(port: number, bytes: string): Promise<Socket> {
-  const socket = connect(port, '127.0.0.1');
+export async function stalledReader(
+  port: number,
+  bytes: string,
+  localAddress?: string,
+): Promise<Socket> {
+  const socket = connect({ port, host: '127.0.0.1', localAddress });
   socket.pause();
   socket.on('error', () => undefined);
   await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
   socket.write(bytes);
+  return socket;
+}
+
+/** A connection from `localAddress` that sends `bytes` (nothing: an idle socket) and waits. */
+export async function heldSocket(port: number, localAddress: string, bytes = ''): Promise<Socket> {
+  const socket = connect({ port, host: '127.0.0.1', localAddress });
+  socket.on('error', () => undefined);
+  socket.resume();
+  await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+  if (bytes !== '') socket.write(bytes);
   return socket;
 }

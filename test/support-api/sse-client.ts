@@ -1,4 +1,4 @@
-import { request } from 'node:http';
+import { type RequestOptions, request } from 'node:http';
 
 // A Server-Sent Events client over a real socket, for tests: parses events and comments as
 // they arrive, and waits for them with a deadline.
@@ -24,9 +24,15 @@ export interface SseStream {
   close(): void;
 }
 
-export function openSse(url: string, headers: Record<string, string>): Promise<SseStream> {
+export function openSse(
+  url: string,
+  headers: Record<string, string>,
+  /** localAddress in 127.0.0.0/8: another client to the server's per-client limits. */
+  options: Pick<RequestOptions, 'localAddress' | 'agent'> = {},
+): Promise<SseStream> {
   return new Promise((resolve, reject) => {
-    const req = request(url, { headers: { accept: 'text/event-stream', ...headers } }, (res) => {
+    const init = { headers: { accept: 'text/event-stream', ...headers }, ...options };
+    const req = request(url, init, (res) => {
       const events: SseEvent[] = [];
       const comments: string[] = [];
       let taken = 0;

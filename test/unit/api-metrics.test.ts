@@ -28,7 +28,7 @@ function promClientMetrics() {
   });
   const drops = new Counter({
     name: 'api_dropped_connections_total',
-    help: 'Connections closed unanswered: API_MAX_CONNECTIONS open (max-connections), API_MAX_CONNECTIONS_PER_CLIENT open from the address (per-client), an answer stalled past API_SOCKET_IDLE_TIMEOUT_MS (stalled)',
+    help: 'Connections closed unanswered: refused at API_MAX_CONNECTIONS (max-connections) or API_MAX_CONNECTIONS_PER_CLIENT (per-client) with no answer possible, an answer stalled past API_SOCKET_IDLE_TIMEOUT_MS (stalled), closed to make room for another client (reclaimed)',
     labelNames: ['reason'],
     registers: [registry],
   });

@@ -122,9 +122,19 @@ describe('docker-compose.yml services', () => {
       port: String(env('consumers').CONSUMER_HEALTH_PORT),
       path: '/readyz',
     });
-    expect(probed('api')).toEqual({ port: String(env('api').API_PORT), path: '/readyz' });
+    // The API's probe on its ops listener, which a flood of the API port cannot reach.
+    expect(probed('api')).toEqual({ port: String(env('api').API_OPS_PORT), path: '/readyz' });
+    expect(env('api').API_OPS_PORT).not.toBe(env('api').API_PORT);
     // Inside its container the API must listen beyond loopback to be published at all.
     expect(env('api').API_HOST).toBe('0.0.0.0');
+  });
+
+  it('keeps the probe listeners on the container’s loopback, off the shared network', () => {
+    expect(env('consumers').CONSUMER_HEALTH_HOST).toBe('127.0.0.1');
+    expect(env('api').API_OPS_HOST).toBe('127.0.0.1');
+    for (const name of ['consumers', 'api']) {
+      expect((svc(name) as { expose?: unknown }).expose, name).toBeUndefined();
+    }
   });
 
   it('publishes on the host loopback only, on the ports the native stack and the README use', () => {

@@ -26,6 +26,14 @@ export interface Harness {
   settled(): Promise<void>;
   /** Reads the dead-letter topic from the start. */
   deadLetters(): Promise<KafkaMessage[]>;
+  /** A counter's sum over the series whose labels match `labels`. */
+  metric(name: string, labels?: Record<string, string>): Promise<number>;
+  /**
+   * Waits until a counter reaches `atLeast` and returns it. Counters move once Redis acknowledged
+   * a batch, a moment after its state became visible to readers, so a test that saw the state
+   * waits for the count too.
+   */
+  counted(name: string, atLeast: number, labels?: Record<string, string>): Promise<number>;
   stop(): Promise<void>;
 }
 
@@ -68,16 +76,20 @@ export async function startHarness(label: string, options: HarnessOptions = {}):
   await producer.connect();
   const collected: KafkaMessage[] = [];
   const sent = new Map<string, number>();
+  const metric = async (name: string, labels: Record<string, string> = {}) => {
+    const m = await app.metrics.getSingleMetric(name)?.get();
+    return (m?.values ?? [])
+      .filter((v) => Object.entries(labels).every(([k, l]) => v.labels[k] === l))
+      .reduce((total, v) => total + v.value, 0);
+  };
   const handled = async (topic: string) => {
     let total = 0;
     for (const name of [
       'ingest_events_applied_total',
       'ingest_events_stale_total',
       'ingest_messages_rejected_total',
-    ]) {
-      const metric = await app.metrics.getSingleMetric(name)?.get();
-      for (const v of metric?.values ?? []) if (v.labels.topic === topic) total += v.value;
-    }
+    ])
+      total += await metric(name, { topic });
     return total;
   };
   let dlqStarted = false;
@@ -112,6 +124,12 @@ export async function startHarness(label: string, options: HarnessOptions = {}):
         20_000,
       );
     },
+    metric,
+    counted: (name, atLeast, labels = {}) =>
+      waitFor(`${name} >= ${atLeast}`, async () => {
+        const value = await metric(name, labels);
+        return value >= atLeast ? value : undefined;
+      }),
     async deadLetters() {
       if (!dlqStarted) {
         dlqStarted = true;
