@@ -1,10 +1,7 @@
 import type { Logger } from 'pino';
-import { Counter } from 'prom-client';
+import { Counter, type Registry } from 'prom-client';
 import { parseTelemetryMessage } from '../src/domain/event-parse.js';
-import {
-  type DeviceReleasedEvent,
-  parseDeviceReleased,
-} from '../src/projection/device-released.js';
+import type { DeviceReleasedEvent } from '../src/projection/device-released.js';
 import { flowExpired } from '../src/projection/flow-of-state.js';
 import { type InstallationState, NO_FLOW } from '../src/projection/installation-state.js';
 import {
@@ -24,7 +21,8 @@ import type { OwnedState, PartitionState } from './telemetry-state.js';
 
 // device-telemetry.v1, by the owner of each partition: load what memory lacks (one pipeline),
 // fold the batch (pure, src/projection/), write at the edge: device index operations, the
-// device.released messages they imply (Kafka, acknowledged), then one script per installation
+// device.released messages they imply (Kafka, on the service's own moves topic, acknowledged;
+// consumers/device-moves-projector.ts applies them), then one script per installation
 // in its slot (one pipeline). A write refused because its revision moved (another writer: the
 // deletion script, a former owner) drops that copy and refolds that installation's events.
 // Only then does the runner commit. Between batches, a timer recomputes the flows that time
@@ -46,6 +44,15 @@ export class ContentionError extends Error {
 
 type Accepted = { readonly message: KafkaMessage; readonly event: ProjectionEvent };
 
+/** ingest_device_releases_total: move-protocol events sent, and applied by the moves consumer. */
+export const releasesCounter = (registry: Registry): Counter<'direction'> =>
+  new Counter({
+    name: 'ingest_device_releases_total',
+    help: 'device.released / device.seen events of the move protocol, sent or applied',
+    labelNames: ['direction'],
+    registers: [registry],
+  });
+
 export function createTelemetryProjector(deps: {
   topic: string;
   conn: RedisClient;
@@ -56,16 +63,12 @@ export function createTelemetryProjector(deps: {
   onlineWindowSeconds: number;
   /** Sends device.released events keyed by their installation; resolves once acknowledged. */
   sendReleases(events: readonly DeviceReleasedEvent[]): Promise<void>;
+  releases: Counter<'direction'>;
   metrics: ConsumerMetrics;
   logger: Logger;
 }): TelemetryProjector {
   const { topic, metrics, keys, owned } = deps;
-  const releaseCount = new Counter({
-    name: 'ingest_device_releases_total',
-    help: 'device.released events of the move protocol, sent or applied',
-    labelNames: ['direction'],
-    registers: [metrics.registry],
-  });
+  const releaseCount = deps.releases;
   const ctx = () => ({
     nowMs: deps.clock(),
     futureSkewSeconds: deps.futureSkewSeconds,
@@ -78,10 +81,7 @@ export function createTelemetryProjector(deps: {
       keys,
       cache: part,
       dueKey: flowDueKey(keys, topic, partition),
-      sendReleases: async (events) => {
-        await deps.sendReleases(events);
-        releaseCount.inc({ direction: 'sent' }, events.length);
-      },
+      sendReleases: deps.sendReleases,
     });
 
   /** One pass over `pending`: records the outcomes it settled, returns the events to redo. */
@@ -147,11 +147,6 @@ export function createTelemetryProjector(deps: {
       let dropped = 0;
       let miskeyed = 0;
       for (const message of batch.messages) {
-        const released = parseDeviceReleased(message.value);
-        if (released) {
-          accepted.push({ message, event: released });
-          continue;
-        }
         const parsed = parseTelemetryMessage(message.value);
         if (!parsed.ok) {
           rejections.push({ message, reason: parsed.reason, detail: parsed.detail });
