@@ -54,6 +54,18 @@ export type ApplyResult =
 
 const TRIMMED = new Set(TRIMMED_FIELDS);
 
+/**
+ * Per category, a record of every key in spec order, all null, with fast properties: a record
+ * built key by key (~50 keys) ends in dictionary mode, which makes every JSON.stringify of it at
+ * the write edge several times slower and every copy larger. A copy of this one (spread) keeps
+ * the fast layout; assigning its existing keys keeps it too.
+ */
+const TEMPLATES = perCategory((c) => {
+  const built: Record<string, null> = {};
+  for (const spec of DEVICE_FIELDS[c]) built[spec.name] = null;
+  return JSON.parse(JSON.stringify(built)) as Readonly<Record<string, DeviceValue>>;
+});
+
 /** Removes NUL bytes anywhere and white space at both ends; blank becomes null (unknown). */
 export function cleanText(value: string | null): string | null {
   if (value === null) return null;
@@ -124,13 +136,13 @@ export function applyDeviceState(
     }
   }
 
-  const next: Record<string, DeviceValue> = {};
+  const next: Record<string, DeviceValue> = { ...TEMPLATES[category] };
   const nulled: string[] = [];
   for (const spec of DEVICE_FIELDS[category]) {
     if (!spec.owned && Object.hasOwn(state, spec.name)) {
       next[spec.name] = cleanValue(category, spec, state[spec.name] as IngestValue, nulled);
-    } else {
-      next[spec.name] = current?.[spec.name] ?? null;
+    } else if (current !== null) {
+      next[spec.name] = current[spec.name] ?? null;
     }
   }
   const firstSeenMs = Math.min(meta?.firstSeenMs ?? observedMs, observedMs);
