@@ -157,13 +157,17 @@ export function parseTelemetryMessage(value: Bytes): ParseResult<TelemetryEvent>
   }
   const { installationId, deviceId, observedAt } = valid;
   const input = valid.state as Record<string, unknown>;
+  const raw = obj.state as Record<string, unknown>;
   const state: Record<string, IngestValue> = {};
-  for (const spec of INGEST_FIELDS[category])
-    if (Object.hasOwn(input, spec.name)) state[spec.name] = input[spec.name] as IngestValue;
-  // From the raw input: zod's output may already have left out keys such as `__proto__`.
+  // One pass over the raw keys keeps the known ones and names the others (from the raw input:
+  // zod's output may already have left out keys such as `__proto__`).
   const known = KNOWN_STATE_KEYS[category];
   const droppedKeys: string[] = [];
-  for (const k of Object.keys(obj.state as object)) if (!known.has(k)) droppedKeys.push(k);
+  for (const k in raw) {
+    if (!Object.hasOwn(raw, k)) continue;
+    if (!known.has(k)) droppedKeys.push(k);
+    else if (Object.hasOwn(input, k)) state[k] = input[k] as IngestValue;
+  }
   const event: DeviceStateEvent = {
     type: 'device.state',
     installationId,

@@ -17,12 +17,13 @@ import { loadCarried, loadForBatch } from './installation-load.js';
 import {
   adoptDevices,
   applyIndexOps,
+  type IndexResult,
   releasesFromIndex,
   writeInstallations,
 } from './installation-write.js';
 import type { ReadModelKeys } from './keys.js';
 import type { RedisClient } from './redis-connection.js';
-import { withScripts } from './scripts.js';
+import { type ScriptedRedis, withScripts } from './scripts.js';
 
 // One pass of the telemetry write path over a batch: load what the cache lacks (one pipeline;
 // more only for devices their installations do not hold), fold (pure), write at the edge: device
@@ -95,53 +96,6 @@ export function createTelemetryEdge(deps: {
     return { states, missing };
   }
 
-  /**
-   * Folds until every device the plan claims without having read its index entry is settled:
-   * adopted (it was new), or found elsewhere, whose entry and carried record the fold then gets.
-   * A device claimed more than once in the batch is read instead (its claims then go as usual).
-   */
-  async function foldSettled(
-    states: ReadonlyMap<number, InstallationState>,
-    index: Map<string, DeviceIndexEntry>,
-    events: readonly ProjectionEvent[],
-    ctx: FoldContext,
-  ) {
-    const adopted = new Set<string>();
-    const carried = new Map<string, CarriedDevice>();
-    for (;;) {
-      const result = foldTelemetry({ states, index, carried }, events, ctx);
-      const single = new Map<string, IndexOp>();
-      const read: string[] = [];
-      for (const [field, ops] of result.plan.index) {
-        if (index.has(field) || adopted.has(field)) continue;
-        const [op] = ops;
-        if (ops.length === 1 && op?.kind === 'claim') single.set(field, op);
-        else read.push(field);
-      }
-      if (single.size === 0 && read.length === 0) return { result, adopted };
-      const [found, loaded] = await Promise.all([
-        adoptDevices(conn, keys, single),
-        loadForBatch(conn, keys, [], read),
-      ]);
-      let again = read.length > 0;
-      for (const field of read) index.set(field, loaded.index.get(field) ?? NO_INDEX_ENTRY);
-      for (const [field, answer] of found) {
-        if (answer.done) adopted.add(field);
-        else {
-          index.set(field, answer.entry);
-          again = true;
-        }
-      }
-      if (!again) return { result, adopted };
-      for (const [field, device] of await loadCarried(
-        conn,
-        keys,
-        wantedCarried(events, states, index),
-      ))
-        carried.set(field, device);
-    }
-  }
-
   return {
     write,
     async load(ids) {
@@ -151,36 +105,18 @@ export function createTelemetryEdge(deps: {
     },
     async pass(all, ctx) {
       const { states, missing } = fromMemory(all);
-      // Index entries read first: only those of removals and internal events. A device.state
-      // event's device is claimed without a read (adoptDevices), its entry read only if taken.
-      const indexFields = new Set<string>();
-      for (const event of all)
-        if (event.type !== 'device.state') indexFields.add(fieldOf(event.category, event.deviceId));
-      const loaded = await loadForBatch(conn, keys, [...missing], [...indexFields]);
+      const { loaded, positions, events } = await loadPass(conn, keys, all, missing);
       for (const state of loaded.states.values()) {
         cache.set(state);
         states.set(state.id, state);
       }
-      for (const field of indexFields)
-        if (!loaded.index.has(field)) loaded.index.set(field, NO_INDEX_ENTRY);
-      const positions: number[] = [];
-      const events: ProjectionEvent[] = [];
-      all.forEach((event, i) => {
-        if (loaded.corrupt.has(event.installationId)) return;
-        positions.push(i);
-        events.push(event);
-      });
-      const { result, adopted } = await foldSettled(states, loaded.index, events, ctx);
+      const { result, adopted } = await foldSettled(conn, keys, states, loaded.index, events, ctx);
       const { plan } = result;
       const outcomes = new Map<number, EventOutcome>();
       const claims = new Map<string, readonly IndexOp[]>();
       for (const [field, ops] of plan.index) if (!adopted.has(field)) claims.set(field, ops);
       const indexResults = await applyIndexOps(conn, keys, claims);
-      const outdated = new Set<number>();
-      for (const [field, list] of claims)
-        list.forEach((op, i) => {
-          if (indexResults.get(field)?.[i]?.done === false) outdated.add(op.inst);
-        });
+      const outdated = outdatedBy(claims, indexResults);
       if (outdated.size > 0) {
         // The fold read an index entry another owner changed since: fold everything again.
         for (const id of outdated) cache.drop(id);
@@ -201,6 +137,95 @@ export function createTelemetryEdge(deps: {
       return { outcomes, redo, corrupt: loaded.corrupt, releases: releases.length };
     },
   };
+}
+
+/**
+ * The first read of a pass: the installations memory lacks and the index entries of removals
+ * and internal events (a device.state event's device is claimed without a read, adoptDevices,
+ * its entry read only if taken). Events of unreadable installations are left out.
+ */
+async function loadPass(
+  conn: ScriptedRedis,
+  keys: ReadModelKeys,
+  all: readonly ProjectionEvent[],
+  missing: ReadonlySet<number>,
+) {
+  const indexFields = new Set<string>();
+  for (const event of all)
+    if (event.type !== 'device.state') indexFields.add(fieldOf(event.category, event.deviceId));
+  const loaded = await loadForBatch(conn, keys, [...missing], [...indexFields]);
+  for (const field of indexFields)
+    if (!loaded.index.has(field)) loaded.index.set(field, NO_INDEX_ENTRY);
+  const positions: number[] = [];
+  const events: ProjectionEvent[] = [];
+  all.forEach((event, i) => {
+    if (loaded.corrupt.has(event.installationId)) return;
+    positions.push(i);
+    events.push(event);
+  });
+  return { loaded, positions, events };
+}
+
+/** Installations whose index operations a newer claim or removal refused. */
+function outdatedBy(
+  claims: ReadonlyMap<string, readonly IndexOp[]>,
+  results: ReadonlyMap<string, readonly IndexResult[]>,
+): Set<number> {
+  const outdated = new Set<number>();
+  for (const [field, list] of claims)
+    list.forEach((op, i) => {
+      if (results.get(field)?.[i]?.done === false) outdated.add(op.inst);
+    });
+  return outdated;
+}
+
+/**
+ * Folds until every device the plan claims without having read its index entry is settled:
+ * adopted (it was new), or found elsewhere, whose entry and carried record the fold then gets.
+ * A device claimed more than once in the batch is read instead (its claims then go as usual).
+ */
+async function foldSettled(
+  conn: ScriptedRedis,
+  keys: ReadModelKeys,
+  states: ReadonlyMap<number, InstallationState>,
+  index: Map<string, DeviceIndexEntry>,
+  events: readonly ProjectionEvent[],
+  ctx: FoldContext,
+) {
+  const adopted = new Set<string>();
+  const carried = new Map<string, CarriedDevice>();
+  for (;;) {
+    const result = foldTelemetry({ states, index, carried }, events, ctx);
+    const single = new Map<string, IndexOp>();
+    const read: string[] = [];
+    for (const [field, ops] of result.plan.index) {
+      if (index.has(field) || adopted.has(field)) continue;
+      const [op] = ops;
+      if (ops.length === 1 && op?.kind === 'claim') single.set(field, op);
+      else read.push(field);
+    }
+    if (single.size === 0 && read.length === 0) return { result, adopted };
+    const [found, loaded] = await Promise.all([
+      adoptDevices(conn, keys, single),
+      loadForBatch(conn, keys, [], read),
+    ]);
+    let again = read.length > 0;
+    for (const field of read) index.set(field, loaded.index.get(field) ?? NO_INDEX_ENTRY);
+    for (const [field, answer] of found) {
+      if (answer.done) adopted.add(field);
+      else {
+        index.set(field, answer.entry);
+        again = true;
+      }
+    }
+    if (!again) return { result, adopted };
+    for (const [field, device] of await loadCarried(
+      conn,
+      keys,
+      wantedCarried(events, states, index),
+    ))
+      carried.set(field, device);
+  }
 }
 
 /** Devices met in another installation than the one the index names: their records carry on. */
