@@ -14,6 +14,7 @@ import { createAccessProjector } from './access-projector.js';
 import { createDeadLetterWriter } from './dead-letter.js';
 import { createDeviceMovesProjector } from './device-moves-projector.js';
 import { startFlowAgeing } from './flow-ageing.js';
+import { countGcPauses } from './gc-metrics.js';
 import { createInstallationsProjector } from './installations-projector.js';
 import type { KafkaClient } from './kafka/client.js';
 import { deviceMovesTopic, topicSpecs } from './kafka/topics.js';
@@ -56,6 +57,7 @@ export async function startConsumers(deps: ConsumerDeps): Promise<ConsumerApp> {
   const logger = deps.logger.child({ component: 'consumers' });
   const keys = createKeys(config.redis.keyPrefix);
   const metrics = createConsumerMetrics();
+  const stopGcCount = countGcPauses(metrics.registry);
   const { onlineWindowSeconds, futureSkewSeconds } = config.ingest;
   const retry = { initialDelayMs: 100, maxDelayMs: config.consumer.maxRetryDelayMs };
 
@@ -254,6 +256,7 @@ export async function startConsumers(deps: ConsumerDeps): Promise<ConsumerApp> {
     async stop() {
       await ageing.stop();
       lag.stop();
+      stopGcCount();
       guard.stop();
       await Promise.all(runners.map((r) => r.stop()));
       await producer.disconnect();
