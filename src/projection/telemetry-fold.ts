@@ -231,11 +231,10 @@ class FoldRun {
   }
 }
 
-const applied = (nulled: readonly string[], moved: boolean): EventOutcome => ({
-  kind: 'applied',
-  nulledPercentFields: nulled,
-  moved,
-});
+const APPLIED: EventOutcome = { kind: 'applied', nulledPercentFields: [], moved: false };
+/** The common outcome is one shared object: nothing nulled, no move. */
+const applied = (nulled: readonly string[], moved: boolean): EventOutcome =>
+  nulled.length === 0 && !moved ? APPLIED : { kind: 'applied', nulledPercentFields: nulled, moved };
 const STALE: EventOutcome = { kind: 'stale' };
 const INTERNAL: EventOutcome = { kind: 'internal' };
 
