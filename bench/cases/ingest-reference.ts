@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { BenchContext } from '../lib/context.js';
 import { ROOT } from '../lib/processes.js';
@@ -13,7 +13,8 @@ import { spread } from '../lib/stats.js';
 // load) and bench-like live updates. What it measures and how: its README.md.
 
 /** The reference the targets name: claims, loads and announces like the project. */
-const REFERENCE = 'lean-lua+index+load+pub';
+const VARIANT = 'lua+index+load+pub';
+const REFERENCE = `lean-${VARIANT}`;
 
 const SHAPES = [
   { name: 'full', env: { MIX: 'full' } },
@@ -47,7 +48,7 @@ export async function ingestReference(ctx: BenchContext): Promise<void> {
       ...shape.env,
       EVENTS: String(ctx.opts.quick ? 50_000 : 300_000),
       ALTERNATIONS: String(ctx.opts.alternations),
-      LEAN_VARIANTS: REFERENCE,
+      LEAN_VARIANTS: VARIANT,
     });
     for (const row of rowsOf(shape.name, readRuns(stateDir))) {
       ctx.rows.push(row);
@@ -56,12 +57,20 @@ export async function ingestReference(ctx: BenchContext): Promise<void> {
   }
 }
 
+/**
+ * The checkout measured: this one, or (a git worktree, which the instrument does not take for a
+ * checkout) a clone of its HEAD that the instrument makes and builds: committed code only.
+ */
+function projectDir(stateDir: string): string {
+  return statSync(join(ROOT, '.git')).isDirectory() ? ROOT : join(stateDir, 'project');
+}
+
 function compare(dir: string, stateDir: string, env: Record<string, string>): Promise<void> {
   const log = join(stateDir, 'compare.log');
   return new Promise((resolve, reject) => {
     const child = spawn('bash', ['-c', `bash "${dir}/compare.sh" > "${log}" 2>&1`], {
       cwd: ROOT,
-      env: { ...process.env, ...env, STATE_DIR: stateDir, PROJECT_DIR: ROOT },
+      env: { ...process.env, ...env, STATE_DIR: stateDir, PROJECT_DIR: projectDir(stateDir) },
       stdio: 'ignore',
     });
     child.once('error', reject);
