@@ -76,7 +76,8 @@ export function createTelemetryEdge(deps: {
         cache.drop(w.id);
         refused.add(w.id);
       } else {
-        cache.set({ ...w.next, revision });
+        // The script answers expectedRevision + 1, which `next` already holds: no copy then.
+        cache.set(revision === w.next.revision ? w.next : { ...w.next, revision });
       }
     }
     return refused;
