@@ -5,6 +5,7 @@ import { buildThroughKafka, captureBodies } from './cases/build.js';
 import { freshness, type IngestSetup, ingestThroughput } from './cases/ingest.js';
 import { ingestCodecs } from './cases/ingest-codec.js';
 import { ingestFloor } from './cases/ingest-floor.js';
+import { ingestReference } from './cases/ingest-reference.js';
 import { ingestScaleOut } from './cases/ingest-scale-out.js';
 import { microCases } from './cases/micro.js';
 import { mixedCase } from './cases/mixed.js';
@@ -127,6 +128,10 @@ try {
       console.log('\n[mixed] reads while ingesting at 50% of max');
       await mixedCase(ctx, setup, servers, maxIngest);
     }
+  }
+  if (run('reference')) {
+    console.log('\n[ingest vs reference] the consumer process beside ../shared/ingest-ref');
+    await ingestReference(ctx);
   }
   if (run('java')) {
     console.log('\n[ingest, Java producer] lz4 batches vs uncompressed (alternating)');

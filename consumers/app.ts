@@ -3,7 +3,10 @@ import { Gauge, type Registry } from 'prom-client';
 import type { Config } from '../src/config.js';
 import { registerRedisMemoryMetrics } from '../src/ops/redis-memory.js';
 import { registerRuntimeMetrics } from '../src/ops/runtime-metrics.js';
-import { serializeDeviceReleased } from '../src/projection/device-released.js';
+import {
+  type DeviceReleasedEvent,
+  serializeDeviceReleased,
+} from '../src/projection/device-released.js';
 import { createAccessFactStore } from '../src/read-model/access-fact-store.js';
 import { createAccessViewStore } from '../src/read-model/access-store.js';
 import { createInstallationStore } from '../src/read-model/installation-store.js';
@@ -11,17 +14,19 @@ import { createKeys } from '../src/read-model/keys.js';
 import { duplicateConnection, type RedisClient } from '../src/read-model/redis-connection.js';
 import { createAccessProjector } from './access-projector.js';
 import { createDeadLetterWriter } from './dead-letter.js';
+import { createDeviceMovesProjector } from './device-moves-projector.js';
 import { startFlowAgeing } from './flow-ageing.js';
+import { countGcPauses } from './gc-metrics.js';
 import { createInstallationsProjector } from './installations-projector.js';
 import type { KafkaClient } from './kafka/client.js';
-import { topicSpecs } from './kafka/topics.js';
+import { deviceMovesTopic, topicSpecs } from './kafka/topics.js';
 import { startLagMonitor } from './lag-monitor.js';
 import { type ConsumerFailure, reportFailure } from './liveness.js';
 import { createConsumerMetrics } from './metrics.js';
 import { startModelGuard } from './model-guard.js';
 import { waitingForReplicas } from './replica-wait.js';
 import { createTopicRunner, type Projector, type TopicRunner } from './runner.js';
-import { createTelemetryProjector } from './telemetry-projector.js';
+import { createTelemetryProjector, releasesCounter } from './telemetry-projector.js';
 import { createOwnedState } from './telemetry-state.js';
 
 export interface ConsumerDeps {
@@ -57,6 +62,7 @@ export async function startConsumers(deps: ConsumerDeps): Promise<ConsumerApp> {
   const logger = deps.logger.child({ component: 'consumers' });
   const keys = createKeys(config.redis.keyPrefix);
   const metrics = createConsumerMetrics();
+  const stopGcCount = countGcPauses(metrics.registry);
   const { onlineWindowSeconds, futureSkewSeconds } = config.ingest;
   const retry = { initialDelayMs: 100, maxDelayMs: config.consumer.maxRetryDelayMs };
 
@@ -125,6 +131,24 @@ export async function startConsumers(deps: ConsumerDeps): Promise<ConsumerApp> {
       config.consumer.waitTimeoutMs,
     );
   const telemetryConn = dedicated();
+  const movesTopic = deviceMovesTopic(config.topics);
+  const releases = releasesCounter(metrics.registry);
+  const sendReleases = async (events: readonly DeviceReleasedEvent[]) => {
+    await producer.send(
+      movesTopic,
+      events.map((e) => ({ key: String(e.installationId), value: serializeDeviceReleased(e) })),
+    );
+    releases.inc({ direction: 'sent' }, events.length);
+  };
+  const movesConn = dedicated();
+  const moves = createDeviceMovesProjector({
+    conn: movesConn,
+    keys,
+    ctx: () => ({ nowMs: clock(), futureSkewSeconds, onlineWindowSeconds }),
+    sendReleases,
+    releases,
+    logger,
+  });
   const telemetry = createTelemetryProjector({
     topic: config.topics.telemetry,
     conn: telemetryConn,
@@ -136,11 +160,8 @@ export async function startConsumers(deps: ConsumerDeps): Promise<ConsumerApp> {
     clock,
     futureSkewSeconds,
     onlineWindowSeconds,
-    sendReleases: (events) =>
-      producer.send(
-        config.topics.telemetry,
-        events.map((e) => ({ key: String(e.installationId), value: serializeDeviceReleased(e) })),
-      ),
+    sendReleases,
+    releases,
     metrics,
     logger,
   });
@@ -184,6 +205,7 @@ export async function startConsumers(deps: ConsumerDeps): Promise<ConsumerApp> {
       ),
     ),
     telemetryRunner,
+    runner(movesTopic, 'moves', durable(moves, movesConn)),
   ];
   const lag = startLagMonitor({
     admin,
@@ -254,6 +276,7 @@ export async function startConsumers(deps: ConsumerDeps): Promise<ConsumerApp> {
     async stop() {
       await ageing.stop();
       lag.stop();
+      stopGcCount();
       guard.stop();
       await Promise.all(runners.map((r) => r.stop()));
       await producer.disconnect();

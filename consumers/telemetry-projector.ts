@@ -1,10 +1,7 @@
 import type { Logger } from 'pino';
-import { Counter } from 'prom-client';
+import { Counter, type Registry } from 'prom-client';
 import { parseTelemetryMessage } from '../src/domain/event-parse.js';
-import {
-  type DeviceReleasedEvent,
-  parseDeviceReleased,
-} from '../src/projection/device-released.js';
+import type { DeviceReleasedEvent } from '../src/projection/device-released.js';
 import { flowExpired } from '../src/projection/flow-of-state.js';
 import { type InstallationState, NO_FLOW } from '../src/projection/installation-state.js';
 import {
@@ -24,7 +21,8 @@ import type { OwnedState, PartitionState } from './telemetry-state.js';
 
 // device-telemetry.v1, by the owner of each partition: load what memory lacks (one pipeline),
 // fold the batch (pure, src/projection/), write at the edge: device index operations, the
-// device.released messages they imply (Kafka, acknowledged), then one script per installation
+// device.released messages they imply (Kafka, on the service's own moves topic, acknowledged;
+// consumers/device-moves-projector.ts applies them), then one script per installation
 // in its slot (one pipeline). A write refused because its revision moved (another writer: the
 // deletion script, a former owner) drops that copy and refolds that installation's events.
 // Only then does the runner commit. Between batches, a timer recomputes the flows that time
@@ -46,7 +44,16 @@ export class ContentionError extends Error {
 
 type Accepted = { readonly message: KafkaMessage; readonly event: ProjectionEvent };
 
-export function createTelemetryProjector(deps: {
+/** ingest_device_releases_total: move-protocol events sent, and applied by the moves consumer. */
+export const releasesCounter = (registry: Registry): Counter<'direction'> =>
+  new Counter({
+    name: 'ingest_device_releases_total',
+    help: 'device.released / device.seen events of the move protocol, sent or applied',
+    labelNames: ['direction'],
+    registers: [registry],
+  });
+
+export interface TelemetryProjectorDeps {
   topic: string;
   conn: RedisClient;
   keys: ReadModelKeys;
@@ -56,198 +63,243 @@ export function createTelemetryProjector(deps: {
   onlineWindowSeconds: number;
   /** Sends device.released events keyed by their installation; resolves once acknowledged. */
   sendReleases(events: readonly DeviceReleasedEvent[]): Promise<void>;
+  releases: Counter<'direction'>;
   metrics: ConsumerMetrics;
   logger: Logger;
-}): TelemetryProjector {
-  const { topic, metrics, keys, owned } = deps;
-  const releaseCount = new Counter({
-    name: 'ingest_device_releases_total',
-    help: 'device.released events of the move protocol, sent or applied',
-    labelNames: ['direction'],
-    registers: [metrics.registry],
-  });
-  const ctx = () => ({
-    nowMs: deps.clock(),
-    futureSkewSeconds: deps.futureSkewSeconds,
-    onlineWindowSeconds: deps.onlineWindowSeconds,
-  });
+}
 
-  const edgeOf = (part: PartitionState, partition: number) =>
-    createTelemetryEdge({
-      conn: deps.conn,
-      keys,
-      cache: part,
-      dueKey: flowDueKey(keys, topic, partition),
-      sendReleases: async (events) => {
-        await deps.sendReleases(events);
-        releaseCount.inc({ direction: 'sent' }, events.length);
-      },
-    });
-
-  /** One pass over `pending`: records the outcomes it settled, returns the events to redo. */
-  async function attempt(
-    partition: number,
-    part: PartitionState,
-    pending: readonly Accepted[],
-    outcomes: Map<KafkaMessage, EventOutcome>,
-  ): Promise<Accepted[]> {
-    const result = await edgeOf(part, partition).pass(
-      pending.map((a) => a.event),
-      ctx(),
-    );
-    if (result.corrupt.size > 0) {
-      metrics.corruptInstallations.inc({ topic }, result.corrupt.size);
-      deps.logger.error(
-        { topic, installations: Object.fromEntries(result.corrupt) },
-        'stored devices unreadable; dead-lettering the events that touch them',
-      );
-      for (const { message, event } of pending) {
-        const detail = result.corrupt.get(event.installationId);
-        if (detail !== undefined)
-          outcomes.set(message, { kind: 'rejected', reason: 'processing_error', detail });
-      }
-    }
-    for (const [i, outcome] of result.outcomes)
-      outcomes.set((pending[i] as Accepted).message, outcome);
-    return result.redo.map((i) => pending[i] as Accepted);
-  }
-
+export function createTelemetryProjector(deps: TelemetryProjectorDeps): TelemetryProjector {
   return {
-    assigned(partitions) {
-      const before = new Set(owned.partitions());
-      owned.retain(partitions);
-      // Flows of installations not yet in memory that time will change: read the partition's
-      // schedule, so the owner recomputes them when due even if no event arrives.
-      for (const partition of partitions) {
-        if (before.has(partition)) continue;
-        void owned
-          .lock(partition, async () => {
-            const flat = await deps.conn.zrangebyscore(
-              flowDueKey(keys, topic, partition),
-              '-inf',
-              '+inf',
-              'WITHSCORES',
-            );
-            const part = owned.partition(partition);
-            for (let i = 0; i + 1 < flat.length; i += 2)
-              part.scheduleEvicted(Number(flat[i]), Number(flat[i + 1]));
-          })
-          .catch((error) =>
-            deps.logger.warn(
-              { err: error, partition },
-              'could not read the flow schedule; retried at the next assignment',
-            ),
-          );
-      }
-    },
-
+    assigned: (partitions) => assigned(deps, partitions),
     async project(batch: KafkaBatch): Promise<BatchOutcome> {
-      const rejections: Rejection[] = [];
-      const accepted: Accepted[] = [];
-      let dropped = 0;
-      let miskeyed = 0;
-      for (const message of batch.messages) {
-        const released = parseDeviceReleased(message.value);
-        if (released) {
-          accepted.push({ message, event: released });
-          continue;
-        }
-        const parsed = parseTelemetryMessage(message.value);
-        if (!parsed.ok) {
-          rejections.push({ message, reason: parsed.reason, detail: parsed.detail });
-          continue;
-        }
-        dropped += parsed.droppedKeys.length;
-        if (message.key?.toString('utf8') !== String(parsed.event.installationId)) miskeyed++;
-        accepted.push({ message, event: parsed.event });
-      }
-      const outcomes = new Map<KafkaMessage, EventOutcome>();
-      await owned.lock(batch.partition, async () => {
-        const part = owned.partition(batch.partition);
-        let pending: Accepted[] = accepted;
-        for (let i = 0; i < MAX_ATTEMPTS && pending.length > 0; i++)
-          pending = await attempt(batch.partition, part, pending, outcomes);
-        if (pending.length > 0)
-          throw new ContentionError(
-            `installations kept changing under ${MAX_ATTEMPTS} attempts: ${[
-              ...new Set(pending.map((a) => a.event.installationId)),
-            ].join(', ')}`,
-          );
-      });
-      let applied = 0;
-      let stale = 0;
-      let releasesApplied = 0;
-      for (const [message, outcome] of outcomes) {
-        if (outcome.kind === 'rejected') {
-          rejections.push({ message, reason: outcome.reason, detail: outcome.detail });
-        } else if (outcome.kind === 'stale') {
-          stale++;
-        } else if (outcome.kind === 'internal') {
-          releasesApplied++;
-        } else {
-          applied++;
-          for (const field of outcome.nulledPercentFields) metrics.percentNulled.inc({ field });
-          if (outcome.moved) metrics.deviceMoves.inc();
-        }
-      }
-      metrics.applied.inc({ topic }, applied);
-      metrics.stale.inc({ topic }, stale);
-      releaseCount.inc({ direction: 'applied' }, releasesApplied);
-      metrics.droppedFields.inc({ topic }, dropped);
+      const { accepted, rejections, dropped, miskeyed } = parseBatch(batch.messages);
+      const outcomes = await settle(deps, batch.partition, accepted);
+      countOutcomes(deps, outcomes, rejections);
+      deps.metrics.droppedFields.inc({ topic: deps.topic }, dropped);
       if (miskeyed > 0) {
-        metrics.miskeyed.inc({ topic }, miskeyed);
+        deps.metrics.miskeyed.inc({ topic: deps.topic }, miskeyed);
         deps.logger.warn(
-          { topic, partition: batch.partition, miskeyed },
+          { topic: deps.topic, partition: batch.partition, miskeyed },
           'telemetry keyed by something other than installationId',
         );
       }
       rejections.sort((a, b) => Number(BigInt(a.message.offset) - BigInt(b.message.offset)));
       return { rejections };
     },
-
     async ageFlows() {
-      for (const partition of owned.partitions()) {
+      for (const partition of deps.owned.partitions()) {
         // Nothing due: no lock, so the partition's batches never queue behind an idle sweep.
-        if ((owned.held(partition)?.nextDueMs ?? Number.POSITIVE_INFINITY) >= deps.clock())
+        if ((deps.owned.held(partition)?.nextDueMs ?? Number.POSITIVE_INFINITY) >= deps.clock())
           continue;
-        await owned.lock(partition, async () => {
-          // Revoked while waiting for the lock: the new owner sweeps it.
-          const part = owned.held(partition);
-          if (!part) return;
-          const now = deps.clock();
-          const edge = edgeOf(part, partition);
-          const due: number[] = [];
-          for (const [id, until] of part.evictedDue) if (until < now) due.push(id);
-          // Loaded states are refreshed even if memory's bound evicted them again while loading.
-          const candidates = new Map<number, InstallationState>();
-          if (due.length > 0) {
-            // What loads leaves the schedule for memory (set()); a failed load leaves it due.
-            const loaded = await edge.load(due);
-            for (const [id, state] of loaded) candidates.set(id, state);
-            for (const id of due) if (!loaded.has(id)) part.scheduleEvicted(id, 0);
-            // Scheduled but no longer expiring (deleted, or written since by another owner).
-            const gone = due.filter((id) => !flowExpired(loaded.get(id)?.flow ?? NO_FLOW, now));
-            if (gone.length > 0)
-              await deps.conn.zrem(flowDueKey(keys, topic, partition), ...gone.map(String));
-          }
-          const at = { nowMs: now, onlineWindowSeconds: deps.onlineWindowSeconds };
-          const writes: InstallationWrite[] = [];
-          for (const state of part.values()) candidates.set(state.id, state);
-          for (const state of candidates.values()) {
-            if (!flowExpired(state.flow, now)) continue;
-            const w = refreshFlow(state, at);
-            if (w) writes.push(w);
-          }
-          if (writes.length > 0) {
-            const refused = await edge.write(writes);
-            metrics.flowRefreshes.inc({ trigger: 'ageing' }, writes.length - refused.size);
-            // A refused write dropped its copy: the next sweep reads the installation again.
-            for (const id of refused) part.scheduleEvicted(id, now);
-          }
-          // Only now: a failure above leaves the partition due, so the next tick tries again.
-          part.recomputeDue();
-        });
+        await deps.owned.lock(partition, () => agePartition(deps, partition));
       }
     },
   };
+}
+
+const foldContext = (deps: TelemetryProjectorDeps) => ({
+  nowMs: deps.clock(),
+  futureSkewSeconds: deps.futureSkewSeconds,
+  onlineWindowSeconds: deps.onlineWindowSeconds,
+});
+
+const edgeOf = (deps: TelemetryProjectorDeps, part: PartitionState, partition: number) =>
+  createTelemetryEdge({
+    conn: deps.conn,
+    keys: deps.keys,
+    cache: part,
+    dueKey: flowDueKey(deps.keys, deps.topic, partition),
+    sendReleases: deps.sendReleases,
+  });
+
+/**
+ * Flows of installations not yet in memory that time will change: reads each newly assigned
+ * partition's schedule, so the owner recomputes them when due even if no event arrives.
+ */
+function assigned(deps: TelemetryProjectorDeps, partitions: readonly number[]): void {
+  const { owned, keys, topic } = deps;
+  const before = new Set(owned.partitions());
+  owned.retain(partitions);
+  for (const partition of partitions) {
+    if (before.has(partition)) continue;
+    void owned
+      .lock(partition, async () => {
+        const flat = await deps.conn.zrangebyscore(
+          flowDueKey(keys, topic, partition),
+          '-inf',
+          '+inf',
+          'WITHSCORES',
+        );
+        const part = owned.partition(partition);
+        for (let i = 0; i + 1 < flat.length; i += 2)
+          part.scheduleEvicted(Number(flat[i]), Number(flat[i + 1]));
+      })
+      .catch((error) =>
+        deps.logger.warn(
+          { err: error, partition },
+          'could not read the flow schedule; retried at the next assignment',
+        ),
+      );
+  }
+}
+
+/** Each message parsed once: the events to fold, the rejections, what was dropped or miskeyed. */
+function parseBatch(messages: readonly KafkaMessage[]) {
+  const rejections: Rejection[] = [];
+  const accepted: Accepted[] = [];
+  let dropped = 0;
+  let miskeyed = 0;
+  for (const message of messages) {
+    const parsed = parseTelemetryMessage(message.value);
+    if (!parsed.ok) {
+      rejections.push({ message, reason: parsed.reason, detail: parsed.detail });
+      continue;
+    }
+    dropped += parsed.droppedKeys.length;
+    if (!sameKey(message.key, parsed.event.installationId)) miskeyed++;
+    accepted.push({ message, event: parsed.event });
+  }
+  return { accepted, rejections, dropped, miskeyed };
+}
+
+/** The key is the installation id in decimal (compared without decoding it to a string). */
+function sameKey(key: Buffer | null, installationId: number): boolean {
+  // Ids have at most 16 digits (event-parse): a longer key cannot name one.
+  if (key === null || key.length === 0 || key.length > 16) return false;
+  let n = 0;
+  for (let i = 0; i < key.length; i++) {
+    const digit = (key[i] as number) - 48;
+    if (digit < 0 || digit > 9 || (i === 0 && digit === 0)) return false;
+    n = n * 10 + digit;
+  }
+  return n === installationId;
+}
+
+/** Folds and writes the accepted events under the partition's lock, until every one settled. */
+async function settle(
+  deps: TelemetryProjectorDeps,
+  partition: number,
+  accepted: readonly Accepted[],
+): Promise<Map<KafkaMessage, EventOutcome>> {
+  const outcomes = new Map<KafkaMessage, EventOutcome>();
+  await deps.owned.lock(partition, async () => {
+    const part = deps.owned.partition(partition);
+    let pending: readonly Accepted[] = accepted;
+    for (let i = 0; i < MAX_ATTEMPTS && pending.length > 0; i++)
+      pending = await attempt(deps, partition, part, pending, outcomes);
+    if (pending.length > 0)
+      throw new ContentionError(
+        `installations kept changing under ${MAX_ATTEMPTS} attempts: ${[
+          ...new Set(pending.map((a) => a.event.installationId)),
+        ].join(', ')}`,
+      );
+  });
+  return outcomes;
+}
+
+/** One pass over `pending`: records the outcomes it settled, returns the events to redo. */
+async function attempt(
+  deps: TelemetryProjectorDeps,
+  partition: number,
+  part: PartitionState,
+  pending: readonly Accepted[],
+  outcomes: Map<KafkaMessage, EventOutcome>,
+): Promise<Accepted[]> {
+  const { topic } = deps;
+  const result = await edgeOf(deps, part, partition).pass(
+    pending.map((a) => a.event),
+    foldContext(deps),
+  );
+  if (result.corrupt.size > 0) {
+    deps.metrics.corruptInstallations.inc({ topic }, result.corrupt.size);
+    deps.logger.error(
+      { topic, installations: Object.fromEntries(result.corrupt) },
+      'stored devices unreadable; dead-lettering the events that touch them',
+    );
+    for (const { message, event } of pending) {
+      const detail = result.corrupt.get(event.installationId);
+      if (detail !== undefined)
+        outcomes.set(message, { kind: 'rejected', reason: 'processing_error', detail });
+    }
+  }
+  for (const [i, outcome] of result.outcomes)
+    outcomes.set((pending[i] as Accepted).message, outcome);
+  return result.redo.map((i) => pending[i] as Accepted);
+}
+
+function countOutcomes(
+  deps: TelemetryProjectorDeps,
+  outcomes: ReadonlyMap<KafkaMessage, EventOutcome>,
+  rejections: Rejection[],
+): void {
+  const { metrics, topic } = deps;
+  let applied = 0;
+  let stale = 0;
+  let releasesApplied = 0;
+  for (const [message, outcome] of outcomes) {
+    if (outcome.kind === 'rejected') {
+      rejections.push({ message, reason: outcome.reason, detail: outcome.detail });
+    } else if (outcome.kind === 'stale') {
+      stale++;
+    } else if (outcome.kind === 'internal') {
+      releasesApplied++;
+    } else {
+      applied++;
+      for (const field of outcome.nulledPercentFields) metrics.percentNulled.inc({ field });
+      if (outcome.moved) metrics.deviceMoves.inc();
+    }
+  }
+  metrics.applied.inc({ topic }, applied);
+  metrics.stale.inc({ topic }, stale);
+  if (releasesApplied > 0) deps.releases.inc({ direction: 'applied' }, releasesApplied);
+}
+
+/** Recomputes the partition's flows whose validity ended, in memory or scheduled (evicted). */
+async function agePartition(deps: TelemetryProjectorDeps, partition: number): Promise<void> {
+  // Revoked while waiting for the lock: the new owner sweeps it.
+  const part = deps.owned.held(partition);
+  if (!part) return;
+  const now = deps.clock();
+  const edge = edgeOf(deps, part, partition);
+  // Loaded states are refreshed even if memory's bound evicted them again while loading.
+  const candidates = await loadDue(deps, partition, part, edge, now);
+  const at = { nowMs: now, onlineWindowSeconds: deps.onlineWindowSeconds };
+  const writes: InstallationWrite[] = [];
+  for (const state of part.values()) candidates.set(state.id, state);
+  for (const state of candidates.values()) {
+    if (!flowExpired(state.flow, now)) continue;
+    const w = refreshFlow(state, at);
+    if (w) writes.push(w);
+  }
+  if (writes.length > 0) {
+    const refused = await edge.write(writes);
+    deps.metrics.flowRefreshes.inc({ trigger: 'ageing' }, writes.length - refused.size);
+    // A refused write dropped its copy: the next sweep reads the installation again.
+    for (const id of refused) part.scheduleEvicted(id, now);
+  }
+  // Only now: a failure above leaves the partition due, so the next tick tries again.
+  part.recomputeDue();
+}
+
+/** Loads the evicted installations whose scheduled flow came due; unschedules the gone ones. */
+async function loadDue(
+  deps: TelemetryProjectorDeps,
+  partition: number,
+  part: PartitionState,
+  edge: ReturnType<typeof edgeOf>,
+  now: number,
+): Promise<Map<number, InstallationState>> {
+  const candidates = new Map<number, InstallationState>();
+  const due: number[] = [];
+  for (const [id, until] of part.evictedDue) if (until < now) due.push(id);
+  if (due.length === 0) return candidates;
+  // What loads leaves the schedule for memory (set()); a failed load leaves it due.
+  const loaded = await edge.load(due);
+  for (const [id, state] of loaded) candidates.set(id, state);
+  for (const id of due) if (!loaded.has(id)) part.scheduleEvicted(id, 0);
+  // Scheduled but no longer expiring (deleted, or written since by another owner).
+  const gone = due.filter((id) => !flowExpired(loaded.get(id)?.flow ?? NO_FLOW, now));
+  if (gone.length > 0)
+    await deps.conn.zrem(flowDueKey(deps.keys, deps.topic, partition), ...gone.map(String));
+  return candidates;
 }

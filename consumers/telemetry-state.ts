@@ -68,63 +68,12 @@ export function createOwnedState(deps: {
     },
   });
 
-  const create = (): PartitionState => {
-    const states = new Map<number, InstallationState>();
-    const evictedDue = new Map<number, number>();
-    let nextDueMs = Number.POSITIVE_INFINITY;
-    const due = (validUntilMs: number) => {
-      if (validUntilMs > 0 && validUntilMs < nextDueMs) nextDueMs = validUntilMs;
-    };
-    return {
-      get(id) {
-        const state = states.get(id);
-        if (state === undefined) {
-          lookups.inc({ result: 'miss' });
-          return undefined;
-        }
-        lookups.inc({ result: 'hit' });
-        states.delete(id);
-        states.set(id, state);
-        return state;
-      },
-      set(state) {
-        states.delete(state.id);
-        states.set(state.id, state);
-        evictedDue.delete(state.id);
-        due(state.flow.validUntilMs);
-        while (states.size > deps.installationsPerPartition) {
-          const [oldest] = states.values();
-          if (!oldest) break;
-          states.delete(oldest.id);
-          evictions.inc();
-          // Its flow already bounds nextDueMs: set() lowered it, and only recomputeDue() raises it.
-          if (oldest.flow.validUntilMs > 0) evictedDue.set(oldest.id, oldest.flow.validUntilMs);
-        }
-      },
-      drop(id) {
-        states.delete(id);
-      },
-      values: () => states.values(),
-      get size() {
-        return states.size;
-      },
-      evictedDue,
-      scheduleEvicted(id, validUntilMs) {
-        if (validUntilMs > 0) {
-          evictedDue.set(id, validUntilMs);
-          due(validUntilMs);
-        } else evictedDue.delete(id);
-      },
-      get nextDueMs() {
-        return nextDueMs;
-      },
-      recomputeDue() {
-        nextDueMs = Number.POSITIVE_INFINITY;
-        for (const state of states.values()) due(state.flow.validUntilMs);
-        for (const until of evictedDue.values()) due(until);
-      },
-    };
-  };
+  const create = () =>
+    createPartitionState(deps.installationsPerPartition, {
+      hit: () => lookups.inc({ result: 'hit' }),
+      miss: () => lookups.inc({ result: 'miss' }),
+      evicted: () => evictions.inc(),
+    });
 
   return {
     partition(partition) {
@@ -151,5 +100,67 @@ export function createOwnedState(deps: {
       return next;
     },
     partitions: () => [...partitions.keys()],
+  };
+}
+
+/** One partition's installations, least recently used first out beyond `bound`. */
+function createPartitionState(
+  bound: number,
+  count: { hit(): void; miss(): void; evicted(): void },
+): PartitionState {
+  const states = new Map<number, InstallationState>();
+  const evictedDue = new Map<number, number>();
+  let nextDueMs = Number.POSITIVE_INFINITY;
+  const due = (validUntilMs: number) => {
+    if (validUntilMs > 0 && validUntilMs < nextDueMs) nextDueMs = validUntilMs;
+  };
+  return {
+    get(id) {
+      const state = states.get(id);
+      if (state === undefined) {
+        count.miss();
+        return undefined;
+      }
+      count.hit();
+      states.delete(id);
+      states.set(id, state);
+      return state;
+    },
+    set(state) {
+      states.delete(state.id);
+      states.set(state.id, state);
+      evictedDue.delete(state.id);
+      due(state.flow.validUntilMs);
+      while (states.size > bound) {
+        const [oldest] = states.values();
+        if (!oldest) break;
+        states.delete(oldest.id);
+        count.evicted();
+        // Its flow already bounds nextDueMs: set() lowered it, and only recomputeDue() raises it.
+        if (oldest.flow.validUntilMs > 0) evictedDue.set(oldest.id, oldest.flow.validUntilMs);
+      }
+    },
+    drop(id) {
+      states.delete(id);
+    },
+    values: () => states.values(),
+    get size() {
+      return states.size;
+    },
+    evictedDue,
+    scheduleEvicted(id, validUntilMs) {
+      if (validUntilMs > 0) {
+        evictedDue.set(id, validUntilMs);
+        due(validUntilMs);
+      } else evictedDue.delete(id);
+    },
+    get nextDueMs() {
+      return nextDueMs;
+    },
+    recomputeDue() {
+      nextDueMs = Number.POSITIVE_INFINITY;
+      for (const state of states.values()) due(state.flow.validUntilMs);
+      for (const until of evictedDue.values()) due(until);
+    },
   };
 }

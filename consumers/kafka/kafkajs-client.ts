@@ -2,6 +2,7 @@ import {
   type ConsumerRunConfig,
   Kafka,
   type Admin as KafkaAdmin,
+  type KafkaMessage as KafkajsMessage,
   logLevel as KafkaLogLevel,
   type LogEntry,
   Partitioners,
@@ -212,15 +213,9 @@ function createConsumer(kafka: Kafka, options: ConsumerOptions): BatchConsumer {
         partitionsConsumedConcurrently: options.concurrentPartitions ?? 1,
         eachBatch: async ({ batch, heartbeat, isRunning, isStale, resolveOffset }) => {
           if (batch.messages.length === 0) return;
-          const messages: KafkaMessage[] = batch.messages.map((m) => ({
-            topic: batch.topic,
-            partition: batch.partition,
-            offset: m.offset,
-            key: m.key,
-            value: m.value,
-            headers: toBufferHeaders(m.headers),
-            timestampMs: Number(m.timestamp),
-          }));
+          const messages: KafkaMessage[] = batch.messages.map(
+            (m) => new MessageView(batch.topic, batch.partition, m),
+          );
           const handled = handler(
             {
               topic: batch.topic,
@@ -315,6 +310,37 @@ export function requestChunks(messages: readonly OutgoingMessage[]): OutgoingMes
   }
   if (current.length > 0) chunks.push(current);
   return chunks;
+}
+
+/**
+ * A KafkaMessage over kafkajs' own message: one small object per message, its headers converted
+ * only when read (dead-lettering, the Java codecs' tests), not for every message of a batch.
+ */
+class MessageView implements KafkaMessage {
+  private converted: Record<string, Buffer | undefined> | undefined;
+
+  constructor(
+    readonly topic: string,
+    readonly partition: number,
+    private readonly m: KafkajsMessage,
+  ) {}
+
+  get offset(): string {
+    return this.m.offset;
+  }
+  get key(): Buffer | null {
+    return this.m.key;
+  }
+  get value(): Buffer | null {
+    return this.m.value;
+  }
+  get headers(): Readonly<Record<string, Buffer | undefined>> {
+    this.converted ??= toBufferHeaders(this.m.headers);
+    return this.converted;
+  }
+  get timestampMs(): number {
+    return Number(this.m.timestamp);
+  }
 }
 
 function toBufferHeaders(

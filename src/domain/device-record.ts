@@ -54,6 +54,23 @@ export type ApplyResult =
 
 const TRIMMED = new Set(TRIMMED_FIELDS);
 
+/** Per category, the fields an event may set, by name (the projection-owned ones left out). */
+const INGEST_SPECS = perCategory(
+  (c) => new Map(DEVICE_FIELDS[c].filter((spec) => !spec.owned).map((spec) => [spec.name, spec])),
+);
+
+/**
+ * Per category, a record of every key in spec order, all null, with fast properties: a record
+ * built key by key (~50 keys) ends in dictionary mode, which makes every JSON.stringify of it at
+ * the write edge several times slower and every copy larger. A copy of this one (spread) keeps
+ * the fast layout; assigning its existing keys keeps it too.
+ */
+const TEMPLATES = perCategory((c) => {
+  const built: Record<string, null> = {};
+  for (const spec of DEVICE_FIELDS[c]) built[spec.name] = null;
+  return JSON.parse(JSON.stringify(built)) as Readonly<Record<string, DeviceValue>>;
+});
+
 /** Removes NUL bytes anywhere and white space at both ends; blank becomes null (unknown). */
 export function cleanText(value: string | null): string | null {
   if (value === null) return null;
@@ -124,14 +141,16 @@ export function applyDeviceState(
     }
   }
 
-  const next: Record<string, DeviceValue> = {};
+  // A copy of what stands (or of the all-null template), then the event's fields over it: one
+  // pass over the fields the event carries, not over every field of the category.
+  const next: Record<string, DeviceValue> =
+    current === null ? { ...TEMPLATES[category] } : { ...current };
   const nulled: string[] = [];
-  for (const spec of DEVICE_FIELDS[category]) {
-    if (!spec.owned && Object.hasOwn(state, spec.name)) {
-      next[spec.name] = cleanValue(category, spec, state[spec.name] as IngestValue, nulled);
-    } else {
-      next[spec.name] = current?.[spec.name] ?? null;
-    }
+  const specs = INGEST_SPECS[category];
+  for (const name in state) {
+    const spec = specs.get(name);
+    if (spec === undefined || !Object.hasOwn(state, name)) continue;
+    next[name] = cleanValue(category, spec, state[name] as IngestValue, nulled);
   }
   const firstSeenMs = Math.min(meta?.firstSeenMs ?? observedMs, observedMs);
   next.id = event.deviceId;

@@ -73,12 +73,23 @@ const POWER_AC: ReadonlySet<DeviceCategory> = new Set([
   'boiler',
 ]);
 
-/** The flow inputs of one record; only the values its category contributes are set. */
-export function flowInputOf(category: DeviceCategory, record: DeviceRecord): FlowInput {
+/**
+ * The flow inputs of one record; only the values its category contributes are set. A caller
+ * holding the precise time the record's lastSeenDate was written from passes it, which spares
+ * parsing the date back (the served date is that time cut to whole seconds).
+ */
+export function flowInputOf(
+  category: DeviceCategory,
+  record: DeviceRecord,
+  lastSeenPreciseMs?: number,
+): FlowInput {
   const battery = category === 'battery';
   return {
     category,
-    lastSeenMs: lastSeenMsOf(record),
+    lastSeenMs:
+      lastSeenPreciseMs === undefined
+        ? lastSeenMsOf(record)
+        : Math.floor(lastSeenPreciseMs / 1000) * 1000,
     powerAc: POWER_AC.has(category) ? num(record.powerAc) : null,
     solar: category === 'inverter' ? solarOf(record) : null,
     powerDc: battery ? num(record.powerDc) : null,

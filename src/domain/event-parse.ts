@@ -82,6 +82,14 @@ function unknownType(obj: Record<string, unknown>): ParseResult<never> {
   return reject('unknown_event_type', `type ${t} is not an event of this topic`);
 }
 
+/** The move protocol's events travel on the service's own topic, never on a producers' one. */
+const INTERNAL_TYPES = ['device.released', 'device.seen'];
+const internalType = (obj: Record<string, unknown>): ParseResult<never> =>
+  reject(
+    'unknown_event_type',
+    `type ${JSON.stringify(obj.type)} is internal to the service and not accepted on this topic`,
+  );
+
 const POSITIVE_DECIMAL = /^[1-9][0-9]{0,15}$/;
 function parseId(text: string | undefined): number | null {
   if (text === undefined || !POSITIVE_DECIMAL.test(text)) return null;
@@ -128,7 +136,7 @@ export function parseTelemetryMessage(value: Bytes): ParseResult<TelemetryEvent>
   const obj = readObject(value);
   if (isRejection(obj)) return obj;
   const type = checkType(obj, ['device.state', 'device.removed']);
-  if (!type) return unknownType(obj);
+  if (!type) return checkType(obj, INTERNAL_TYPES) ? internalType(obj) : unknownType(obj);
   if (type === 'device.removed') {
     const result = deviceRemovedSchema.safeParse(obj);
     if (!result.success) return reject('schema_violation', describe(result.error));
@@ -149,13 +157,17 @@ export function parseTelemetryMessage(value: Bytes): ParseResult<TelemetryEvent>
   }
   const { installationId, deviceId, observedAt } = valid;
   const input = valid.state as Record<string, unknown>;
+  const raw = obj.state as Record<string, unknown>;
   const state: Record<string, IngestValue> = {};
-  for (const spec of INGEST_FIELDS[category])
-    if (Object.hasOwn(input, spec.name)) state[spec.name] = input[spec.name] as IngestValue;
-  // From the raw input: zod's output may already have left out keys such as `__proto__`.
+  // One pass over the raw keys keeps the known ones and names the others (from the raw input:
+  // zod's output may already have left out keys such as `__proto__`).
   const known = KNOWN_STATE_KEYS[category];
   const droppedKeys: string[] = [];
-  for (const k of Object.keys(obj.state as object)) if (!known.has(k)) droppedKeys.push(k);
+  for (const k in raw) {
+    if (!Object.hasOwn(raw, k)) continue;
+    if (!known.has(k)) droppedKeys.push(k);
+    else if (Object.hasOwn(input, k)) state[k] = input[k] as IngestValue;
+  }
   const event: DeviceStateEvent = {
     type: 'device.state',
     installationId,

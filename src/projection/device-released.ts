@@ -3,8 +3,9 @@ import { DEVICE_CATEGORIES, type DeviceCategory } from '../domain/device-fields.
 
 // device.released: the internal event of the device-move protocol (docs/projection.md). When a
 // device is met in another installation than its last one, the new owner sends this, keyed by
-// the OLD installation, on the telemetry topic; the owner of that installation's partition
-// applies it in order: it drops the device unless it holds a newer observation of it.
+// the OLD installation, on the service's internal moves topic (never the producers' telemetry
+// topic); the moves consumer applies it: the installation drops the device unless it holds a
+// newer observation of it.
 
 export const DEVICE_RELEASED = 'device.released';
 /**
@@ -35,11 +36,9 @@ export interface DeviceReleasedEvent {
   readonly to: number | null;
 }
 
-/** Null when the value is not an internal event (the caller parses it as telemetry). */
+/** Null when the value is not an internal event of the moves topic. */
 export function parseDeviceReleased(value: Buffer | null): DeviceReleasedEvent | null {
-  // Cheap test first: telemetry events are the common case.
-  if (value === null || !(value.includes('"device.released"') || value.includes('"device.seen"')))
-    return null;
+  if (value === null) return null;
   try {
     const result = deviceReleasedSchema.safeParse(JSON.parse(value.toString('utf8')));
     return result.success ? (result.data as DeviceReleasedEvent) : null;

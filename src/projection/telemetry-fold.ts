@@ -75,7 +75,8 @@ export function deviceEntry(
     // Checked here, so a record that cannot be served rejects its event; serialized at the write.
     record: checkDeviceRecord(category, record),
     meta,
-    input: flowInputOf(category, record),
+    // The record's lastSeenDate was written from meta.lastSeenMs: no date to parse back.
+    input: flowInputOf(category, record, meta.lastSeenMs),
   };
 }
 
@@ -92,225 +93,18 @@ export function foldTelemetry(
   events: readonly ProjectionEvent[],
   ctx: FoldContext,
 ): FoldResult {
-  const work = new Map<number, Work>();
-  const index = new Map<string, DeviceIndexEntry>();
-  const indexOps = new Map<string, IndexOp[]>();
-  const releases: DeviceReleasedEvent[] = [];
-
-  const workOf = (id: number): Work => {
-    let w = work.get(id);
-    if (!w) {
-      w = {
-        before: input.states.get(id) ?? initialState(id),
-        devices: null,
-        set: new Map(),
-        removed: new Set(),
-      };
-      work.set(id, w);
-    }
-    return w;
-  };
-  const held = (id: number, field: string) =>
-    (workOf(id).devices ?? workOf(id).before.devices).get(field);
-  const touch = (id: number) => {
-    const w = workOf(id);
-    w.devices ??= new Map(w.before.devices);
-    return w as Work & { devices: Map<string, DeviceEntry> };
-  };
-  const put = (id: number, field: string, entry: DeviceEntry) => {
-    const w = touch(id);
-    w.devices.set(field, entry);
-    w.set.set(field, entry);
-    w.removed.delete(field);
-  };
-  const drop = (id: number, field: string) => {
-    const w = touch(id);
-    w.devices.delete(field);
-    w.set.delete(field);
-    if (w.before.devices.has(field)) w.removed.add(field);
-  };
-  const indexOf = (field: string) => index.get(field) ?? input.index.get(field) ?? NO_INDEX_ENTRY;
-  const op = (field: string, next: IndexOp, entry: DeviceIndexEntry) => {
-    index.set(field, entry);
-    indexOps.set(field, [...(indexOps.get(field) ?? []), next]);
-  };
-  const internal = (
-    type: DeviceReleasedEvent['type'],
-    installationId: number,
-    category: DeviceCategory,
-    deviceId: number,
-    atMs: number,
-    to: number | null,
-  ) => {
-    releases.push({ type, installationId, category, deviceId, atMs, to });
-  };
-  const release = (
-    from: number,
-    category: DeviceCategory,
-    deviceId: number,
-    atMs: number,
-    to: number | null,
-  ) => internal('device.released', from, category, deviceId, atMs, to);
-  /** The device as the installation holding it has it: in this fold, else as loaded. */
-  const carriedFrom = (id: number, field: string): CarriedDevice | undefined => {
-    const there = work.has(id) || input.states.has(id) ? held(id, field) : undefined;
-    return there ?? input.carried?.get(field);
-  };
-  const deletedSince = (id: number, atMs: number) => {
-    const deletedAt = workOf(id).before.deletedAtMs;
-    return deletedAt !== null && atMs <= deletedAt;
-  };
-
-  const applyState = (event: DeviceStateEvent): EventOutcome => {
-    const { installationId: inst, category, deviceId } = event;
-    const field = fieldOf(category, deviceId);
-    const observedMs = parseDateTime(event.observedAt) ?? Number.NaN;
-    const mine = held(inst, field);
-    if (mine === undefined) {
-      const entry = indexOf(field);
-      if (entry.removedMs !== null && observedMs < entry.removedMs) return { kind: 'stale' };
-    }
-    if (deletedSince(inst, observedMs)) return { kind: 'stale' };
-    if (mine !== undefined) {
-      const result = applyDeviceState(mine.record, event, ctx, mine.meta);
-      if (result.kind === 'rejected') return result;
-      if (result.kind === 'stale') {
-        if (result.firstSeenLowered)
-          put(inst, field, deviceEntry(category, deviceId, result.record, result.meta));
-        return { kind: 'stale' };
-      }
-      put(inst, field, deviceEntry(category, deviceId, result.record, result.meta));
-      return { kind: 'applied', nulledPercentFields: result.nulledPercentFields, moved: false };
-    }
-    // Not held here: new, or met in another installation than its last one.
-    const entry = indexOf(field);
-    const elsewhere = entry.inst !== null && entry.inst !== inst;
-    // Equal observedAt: the later event wins, wherever it names the device (events.md).
-    if (elsewhere && entry.lastMs !== null && observedMs < entry.lastMs) {
-      // Stale, but proof the device existed then: its holder may lower firstSeenDate.
-      internal('device.seen', entry.inst as number, category, deviceId, observedMs, null);
-      return { kind: 'stale' };
-    }
-    // A move carries the record on: partial updates merge into what the device reported.
-    const carried = elsewhere ? carriedFrom(entry.inst as number, field) : undefined;
-    const result = applyDeviceState(carried?.record ?? null, event, ctx, carried?.meta);
-    if (result.kind !== 'applied') return result.kind === 'rejected' ? result : { kind: 'stale' };
-    put(inst, field, deviceEntry(category, deviceId, result.record, result.meta));
-    op(
-      field,
-      { kind: 'claim', inst, atMs: observedMs },
-      {
-        inst,
-        lastMs: observedMs,
-        prev: elsewhere ? entry.inst : entry.prev,
-        removedMs: entry.removedMs,
-      },
-    );
-    if (elsewhere) release(entry.inst as number, category, deviceId, observedMs, inst);
-    // A claim recorded by an attempt that stopped before its release went out: send it again.
-    else if (entry.inst === inst && entry.lastMs === observedMs && entry.prev !== null)
-      release(entry.prev, category, deviceId, observedMs, inst);
-    return { kind: 'applied', nulledPercentFields: result.nulledPercentFields, moved: elsewhere };
-  };
-
-  const applyRemoval = (event: DeviceRemovedEvent): EventOutcome => {
-    const { installationId: inst, category, deviceId } = event;
-    const field = fieldOf(category, deviceId);
-    const occurredMs = parseDateTime(event.occurredAt);
-    if (occurredMs === null) throw new RangeError(`occurredAt not validated: ${event.occurredAt}`);
-    const skewed = futureSkewRejection('occurredAt', event.occurredAt, occurredMs, ctx);
-    if (skewed) return skewed;
-    // The installation's deletion already removed the device.
-    if (deletedSince(inst, occurredMs)) return { kind: 'stale' };
-    const entry = indexOf(field);
-    // What the index script records (claim-device-1.lua): a removal clears the owner unless a
-    // newer claim stands.
-    const removedEntry: DeviceIndexEntry = {
-      inst: entry.lastMs === null || occurredMs >= entry.lastMs ? null : entry.inst,
-      lastMs: entry.lastMs,
-      prev: entry.prev,
-      removedMs: Math.max(entry.removedMs ?? occurredMs, occurredMs),
-    };
-    const mine = held(inst, field);
-    if (mine !== undefined) {
-      if (occurredMs < mine.meta.lastSeenMs) return { kind: 'stale' };
-      drop(inst, field);
-      op(field, { kind: 'remove', inst, atMs: occurredMs }, removedEntry);
-      return { kind: 'applied', nulledPercentFields: [], moved: false };
-    }
-    if (entry.removedMs !== null && occurredMs < entry.removedMs) return { kind: 'stale' };
-    if (entry.lastMs !== null && occurredMs < entry.lastMs) return { kind: 'stale' };
-    // Removed while it lives elsewhere: that installation lets it go.
-    if (entry.inst !== null && entry.inst !== inst)
-      release(entry.inst, category, deviceId, occurredMs, null);
-    op(field, { kind: 'remove', inst, atMs: occurredMs }, removedEntry);
-    return { kind: 'applied', nulledPercentFields: [], moved: false };
-  };
-
-  const applyRelease = (event: DeviceReleasedEvent): EventOutcome => {
-    const { installationId: inst, category, deviceId, atMs } = event;
-    const field = fieldOf(category, deviceId);
-    const mine = held(inst, field);
-    if (mine === undefined) return { kind: 'internal' };
-    const last = mine.meta.lastSeenMs;
-    const entry = indexOf(field);
-    /** Lets the device go; the holder learns how early it was seen here, as the claim may have
-     * been made before this record was written and so not carried it on. */
-    const letGo = (holder: number | null) => {
-      drop(inst, field);
-      const first = mine.meta.firstSeenMs;
-      if (holder !== null && holder !== inst && first >= (entry.removedMs ?? first))
-        internal('device.seen', holder, category, deviceId, first, null);
-      return { kind: 'internal' } as const;
-    };
-    // The index may know a later holder than the one this release names (the device moved on):
-    // tell the installation holding it now.
-    if (last <= atMs)
-      return letGo(entry.inst !== null && entry.inst !== inst ? entry.inst : event.to);
-    // This installation holds a newer observation than the one that took the device.
-    if (entry.inst === inst) return { kind: 'internal' };
-    if ((entry.lastMs !== null && entry.lastMs > last) || (entry.removedMs ?? -1) > last)
-      return letGo(entry.inst);
-    op(
-      field,
-      { kind: 'claim', inst, atMs: last },
-      { inst, lastMs: last, prev: entry.inst, removedMs: entry.removedMs },
-    );
-    if (entry.inst !== null) release(entry.inst, category, deviceId, last, inst);
-    return { kind: 'internal' };
-  };
-
-  const applySeen = (event: DeviceReleasedEvent): EventOutcome => {
-    const { installationId: inst, category, deviceId, atMs } = event;
-    const field = fieldOf(category, deviceId);
-    const entry = indexOf(field);
-    // Seen before a removal: the device started over then, its firstSeenDate with it.
-    if (entry.removedMs !== null && atMs < entry.removedMs) return { kind: 'internal' };
-    const mine = held(inst, field);
-    if (mine === undefined) {
-      // Moved on since the sender looked: pass it to the holder. The index only moves forward,
-      // so this ends at the installation holding the device.
-      if (entry.inst !== null && entry.inst !== inst)
-        internal('device.seen', entry.inst, category, deviceId, atMs, null);
-      return { kind: 'internal' };
-    }
-    if (atMs >= mine.meta.firstSeenMs) return { kind: 'internal' };
-    const record = { ...mine.record, firstSeenDate: formatDateTime(atMs) };
-    put(inst, field, deviceEntry(category, deviceId, record, { ...mine.meta, firstSeenMs: atMs }));
-    return { kind: 'internal' };
-  };
-
+  const run = new FoldRun(input, ctx);
   const outcomes: EventOutcome[] = [];
   for (const event of events) {
     try {
       outcomes.push(
         event.type === 'device.state'
-          ? applyState(event)
+          ? applyState(run, event)
           : event.type === 'device.removed'
-            ? applyRemoval(event)
+            ? applyRemoval(run, event)
             : event.type === 'device.seen'
-              ? applySeen(event)
-              : applyRelease(event),
+              ? applySeen(run, event)
+              : applyRelease(run, event),
       );
     } catch (error) {
       outcomes.push({
@@ -320,23 +114,279 @@ export function foldTelemetry(
       });
     }
   }
+  return { outcomes, plan: run.plan() };
+}
 
-  const installations = new Map<number, InstallationWrite>();
-  for (const [id, w] of work) {
-    if (w.devices === null) continue;
-    const flow = flowOfDevices(w.devices, ctx.nowMs, ctx.onlineWindowSeconds);
-    const changedFlow = sameFlow(flow, w.before.flow) ? null : flow;
-    if (w.set.size === 0 && w.removed.size === 0 && changedFlow === null) continue;
-    installations.set(id, {
-      id,
-      expectedRevision: w.before.revision,
-      set: w.set,
-      removed: w.removed,
-      flow: changedFlow,
-      next: { ...w.before, revision: w.before.revision + 1, devices: w.devices, flow },
-    });
+/** What one fold works on: the installations it touched, the index as it decided it, releases. */
+class FoldRun {
+  private readonly work = new Map<number, Work>();
+  private readonly index = new Map<string, DeviceIndexEntry>();
+  private readonly indexOps = new Map<string, IndexOp[]>();
+  private readonly releases: DeviceReleasedEvent[] = [];
+
+  constructor(
+    private readonly input: FoldInput,
+    readonly ctx: FoldContext,
+  ) {}
+
+  workOf(id: number): Work {
+    let w = this.work.get(id);
+    if (!w) {
+      w = {
+        before: this.input.states.get(id) ?? initialState(id),
+        devices: null,
+        set: new Map(),
+        removed: new Set(),
+      };
+      this.work.set(id, w);
+    }
+    return w;
   }
-  return { outcomes, plan: { installations, index: indexOps, releases } };
+
+  held(id: number, field: string): DeviceEntry | undefined {
+    const w = this.workOf(id);
+    return (w.devices ?? w.before.devices).get(field);
+  }
+
+  private touch(id: number) {
+    const w = this.workOf(id);
+    w.devices ??= new Map(w.before.devices);
+    return w as Work & { devices: Map<string, DeviceEntry> };
+  }
+
+  put(id: number, field: string, entry: DeviceEntry): void {
+    const w = this.touch(id);
+    w.devices.set(field, entry);
+    w.set.set(field, entry);
+    w.removed.delete(field);
+  }
+
+  drop(id: number, field: string): void {
+    const w = this.touch(id);
+    w.devices.delete(field);
+    w.set.delete(field);
+    if (w.before.devices.has(field)) w.removed.add(field);
+  }
+
+  indexOf(field: string): DeviceIndexEntry {
+    return this.index.get(field) ?? this.input.index.get(field) ?? NO_INDEX_ENTRY;
+  }
+
+  op(field: string, next: IndexOp, entry: DeviceIndexEntry): void {
+    this.index.set(field, entry);
+    const ops = this.indexOps.get(field);
+    if (ops) ops.push(next);
+    else this.indexOps.set(field, [next]);
+  }
+
+  internal(
+    type: DeviceReleasedEvent['type'],
+    installationId: number,
+    category: DeviceCategory,
+    deviceId: number,
+    atMs: number,
+    to: number | null,
+  ): void {
+    this.releases.push({ type, installationId, category, deviceId, atMs, to });
+  }
+
+  release(
+    from: number,
+    category: DeviceCategory,
+    deviceId: number,
+    atMs: number,
+    to: number | null,
+  ) {
+    this.internal('device.released', from, category, deviceId, atMs, to);
+  }
+
+  /** The device as the installation holding it has it: in this fold, else as loaded. */
+  carriedFrom(id: number, field: string): CarriedDevice | undefined {
+    const there = this.work.has(id) || this.input.states.has(id) ? this.held(id, field) : undefined;
+    return there ?? this.input.carried?.get(field);
+  }
+
+  deletedSince(id: number, atMs: number): boolean {
+    const deletedAt = this.workOf(id).before.deletedAtMs;
+    return deletedAt !== null && atMs <= deletedAt;
+  }
+
+  plan(): WritePlan {
+    const installations = new Map<number, InstallationWrite>();
+    for (const [id, w] of this.work) {
+      if (w.devices === null) continue;
+      const flow = flowOfDevices(w.devices, this.ctx.nowMs, this.ctx.onlineWindowSeconds);
+      const changedFlow = sameFlow(flow, w.before.flow) ? null : flow;
+      if (w.set.size === 0 && w.removed.size === 0 && changedFlow === null) continue;
+      installations.set(id, {
+        id,
+        expectedRevision: w.before.revision,
+        set: w.set,
+        removed: w.removed,
+        flow: changedFlow,
+        next: { ...w.before, revision: w.before.revision + 1, devices: w.devices, flow },
+      });
+    }
+    return { installations, index: this.indexOps, releases: this.releases };
+  }
+}
+
+const APPLIED: EventOutcome = { kind: 'applied', nulledPercentFields: [], moved: false };
+/** The common outcome is one shared object: nothing nulled, no move. */
+const applied = (nulled: readonly string[], moved: boolean): EventOutcome =>
+  nulled.length === 0 && !moved ? APPLIED : { kind: 'applied', nulledPercentFields: nulled, moved };
+const STALE: EventOutcome = { kind: 'stale' };
+const INTERNAL: EventOutcome = { kind: 'internal' };
+
+function applyState(run: FoldRun, event: DeviceStateEvent): EventOutcome {
+  const { installationId: inst, category, deviceId } = event;
+  const field = fieldOf(category, deviceId);
+  const observedMs = parseDateTime(event.observedAt) ?? Number.NaN;
+  const mine = run.held(inst, field);
+  if (mine === undefined) {
+    const entry = run.indexOf(field);
+    if (entry.removedMs !== null && observedMs < entry.removedMs) return STALE;
+  }
+  if (run.deletedSince(inst, observedMs)) return STALE;
+  if (mine === undefined) return applyUnheld(run, event, field, observedMs);
+  const result = applyDeviceState(mine.record, event, run.ctx, mine.meta);
+  if (result.kind === 'rejected') return result;
+  if (result.kind === 'stale') {
+    if (result.firstSeenLowered)
+      run.put(inst, field, deviceEntry(category, deviceId, result.record, result.meta));
+    return STALE;
+  }
+  run.put(inst, field, deviceEntry(category, deviceId, result.record, result.meta));
+  return applied(result.nulledPercentFields, false);
+}
+
+/** A device its installation does not hold: new, or met in another installation than its last. */
+function applyUnheld(
+  run: FoldRun,
+  event: DeviceStateEvent,
+  field: string,
+  observedMs: number,
+): EventOutcome {
+  const { installationId: inst, category, deviceId } = event;
+  const entry = run.indexOf(field);
+  const elsewhere = entry.inst !== null && entry.inst !== inst;
+  // Equal observedAt: the later event wins, wherever it names the device (events.md).
+  if (elsewhere && entry.lastMs !== null && observedMs < entry.lastMs) {
+    // Stale, but proof the device existed then: its holder may lower firstSeenDate.
+    run.internal('device.seen', entry.inst as number, category, deviceId, observedMs, null);
+    return STALE;
+  }
+  // A move carries the record on: partial updates merge into what the device reported.
+  const carried = elsewhere ? run.carriedFrom(entry.inst as number, field) : undefined;
+  const result = applyDeviceState(carried?.record ?? null, event, run.ctx, carried?.meta);
+  if (result.kind !== 'applied') return result.kind === 'rejected' ? result : STALE;
+  run.put(inst, field, deviceEntry(category, deviceId, result.record, result.meta));
+  run.op(
+    field,
+    { kind: 'claim', inst, atMs: observedMs },
+    {
+      inst,
+      lastMs: observedMs,
+      prev: elsewhere ? entry.inst : entry.prev,
+      removedMs: entry.removedMs,
+    },
+  );
+  if (elsewhere) run.release(entry.inst as number, category, deviceId, observedMs, inst);
+  // A claim recorded by an attempt that stopped before its release went out: send it again.
+  else if (entry.inst === inst && entry.lastMs === observedMs && entry.prev !== null)
+    run.release(entry.prev, category, deviceId, observedMs, inst);
+  return applied(result.nulledPercentFields, elsewhere);
+}
+
+function applyRemoval(run: FoldRun, event: DeviceRemovedEvent): EventOutcome {
+  const { installationId: inst, category, deviceId } = event;
+  const field = fieldOf(category, deviceId);
+  const occurredMs = parseDateTime(event.occurredAt);
+  if (occurredMs === null) throw new RangeError(`occurredAt not validated: ${event.occurredAt}`);
+  const skewed = futureSkewRejection('occurredAt', event.occurredAt, occurredMs, run.ctx);
+  if (skewed) return skewed;
+  // The installation's deletion already removed the device.
+  if (run.deletedSince(inst, occurredMs)) return STALE;
+  const entry = run.indexOf(field);
+  // What the index script records (claim-device-1.lua): a removal clears the owner unless a
+  // newer claim stands.
+  const removedEntry: DeviceIndexEntry = {
+    inst: entry.lastMs === null || occurredMs >= entry.lastMs ? null : entry.inst,
+    lastMs: entry.lastMs,
+    prev: entry.prev,
+    removedMs: Math.max(entry.removedMs ?? occurredMs, occurredMs),
+  };
+  const mine = run.held(inst, field);
+  if (mine !== undefined) {
+    if (occurredMs < mine.meta.lastSeenMs) return STALE;
+    run.drop(inst, field);
+    run.op(field, { kind: 'remove', inst, atMs: occurredMs }, removedEntry);
+    return applied([], false);
+  }
+  if (entry.removedMs !== null && occurredMs < entry.removedMs) return STALE;
+  if (entry.lastMs !== null && occurredMs < entry.lastMs) return STALE;
+  // Removed while it lives elsewhere: that installation lets it go.
+  if (entry.inst !== null && entry.inst !== inst)
+    run.release(entry.inst, category, deviceId, occurredMs, null);
+  run.op(field, { kind: 'remove', inst, atMs: occurredMs }, removedEntry);
+  return applied([], false);
+}
+
+function applyRelease(run: FoldRun, event: DeviceReleasedEvent): EventOutcome {
+  const { installationId: inst, category, deviceId, atMs } = event;
+  const field = fieldOf(category, deviceId);
+  const mine = run.held(inst, field);
+  if (mine === undefined) return INTERNAL;
+  const last = mine.meta.lastSeenMs;
+  const entry = run.indexOf(field);
+  /** Lets the device go; the holder learns how early it was seen here, as the claim may have
+   * been made before this record was written and so not carried it on. */
+  const letGo = (holder: number | null) => {
+    run.drop(inst, field);
+    const first = mine.meta.firstSeenMs;
+    if (holder !== null && holder !== inst && first >= (entry.removedMs ?? first))
+      run.internal('device.seen', holder, category, deviceId, first, null);
+    return INTERNAL;
+  };
+  // The index may know a later holder than the one this release names (the device moved on):
+  // tell the installation holding it now.
+  if (last <= atMs)
+    return letGo(entry.inst !== null && entry.inst !== inst ? entry.inst : event.to);
+  // This installation holds a newer observation than the one that took the device.
+  if (entry.inst === inst) return INTERNAL;
+  if ((entry.lastMs !== null && entry.lastMs > last) || (entry.removedMs ?? -1) > last)
+    return letGo(entry.inst);
+  run.op(
+    field,
+    { kind: 'claim', inst, atMs: last },
+    { inst, lastMs: last, prev: entry.inst, removedMs: entry.removedMs },
+  );
+  if (entry.inst !== null) run.release(entry.inst, category, deviceId, last, inst);
+  return INTERNAL;
+}
+
+function applySeen(run: FoldRun, event: DeviceReleasedEvent): EventOutcome {
+  const { installationId: inst, category, deviceId, atMs } = event;
+  const field = fieldOf(category, deviceId);
+  const entry = run.indexOf(field);
+  // Seen before a removal: the device started over then, its firstSeenDate with it.
+  if (entry.removedMs !== null && atMs < entry.removedMs) return INTERNAL;
+  const mine = run.held(inst, field);
+  if (mine === undefined) {
+    // Moved on since the sender looked: pass it to the holder. The index only moves forward,
+    // so this ends at the installation holding the device.
+    if (entry.inst !== null && entry.inst !== inst)
+      run.internal('device.seen', entry.inst, category, deviceId, atMs, null);
+    return INTERNAL;
+  }
+  if (atMs >= mine.meta.firstSeenMs) return INTERNAL;
+  const record = { ...mine.record, firstSeenDate: formatDateTime(atMs) };
+  run.put(
+    inst,
+    field,
+    deviceEntry(category, deviceId, record, { ...mine.meta, firstSeenMs: atMs }),
+  );
+  return INTERNAL;
 }
 
 /** The write that brings an expired flow up to date (time alone took a device offline). */

@@ -26,13 +26,18 @@ const LAYOUT: Readonly<Record<DeviceCategory, ReadonlyArray<keyof FlowInput>>> =
 };
 
 export function encodeFlowInput(input: FlowInput): string {
-  const parts = LAYOUT[input.category].map((name) => {
-    const v = input[name];
-    return v === null ? '' : String(v);
-  });
-  let end = parts.length;
-  while (end > 1 && parts[end - 1] === '') end--;
-  return parts.slice(0, end).join(',');
+  // Written per device per batch: built by hand, no array per call.
+  const layout = LAYOUT[input.category];
+  let out = input.lastSeenMs === null ? '' : String(input.lastSeenMs);
+  let pending = '';
+  for (let i = 1; i < layout.length; i++) {
+    const v = input[layout[i] as keyof FlowInput];
+    pending += ',';
+    if (v === null) continue;
+    out += pending + String(v);
+    pending = '';
+  }
+  return out;
 }
 
 /** The stored value of one device's flow inputs. */

@@ -1,5 +1,6 @@
 import { checkedDeviceJson } from '../domain/device-record.js';
 import type { DeviceReleasedEvent } from '../projection/device-released.js';
+import type { DeviceIndexEntry } from '../projection/installation-state.js';
 import type { IndexOp, InstallationWrite } from '../projection/write-plan.js';
 import { execOrThrow } from './exec.js';
 import { encodeDeviceInputs } from './installation-state-codec.js';
@@ -45,6 +46,47 @@ export async function applyIndexOps(
         return { done: status === 1, from: from === '' ? null : Number(from) };
       }),
     );
+  }
+  return out;
+}
+
+/** What an 'adopt' found: done (the device was new, or already this installation's), or the entry. */
+export type AdoptResult =
+  | { readonly done: true }
+  | { readonly done: false; readonly entry: DeviceIndexEntry };
+
+const num = (v: string): number | null => (v === '' ? null : Number(v));
+
+/**
+ * Claims devices the fold assumed new without reading their index entries first (one script per
+ * device, in its slot, one pipeline): a device found elsewhere is left as it is and its entry
+ * comes back for the fold to decide again.
+ */
+export async function adoptDevices(
+  conn: ScriptedRedis,
+  keys: ReadModelKeys,
+  claims: ReadonlyMap<string, IndexOp>,
+): Promise<Map<string, AdoptResult>> {
+  const out = new Map<string, AdoptResult>();
+  if (claims.size === 0) return out;
+  const pipeline = scriptedPipeline(conn);
+  for (const [field, op] of claims)
+    pipeline.claimDevice(deviceIndexKey(keys, field), 'adopt', op.inst, op.atMs);
+  const replies = await execOrThrow(pipeline);
+  let i = 0;
+  for (const field of claims.keys()) {
+    const [status, inst, last, prev, removed] = replies[i++] as [number, ...string[]];
+    if (status === 1) out.set(field, { done: true });
+    else
+      out.set(field, {
+        done: false,
+        entry: {
+          inst: num(inst as string),
+          lastMs: num(last as string),
+          prev: num(prev as string),
+          removedMs: num(removed as string),
+        },
+      });
   }
   return out;
 }
@@ -104,11 +146,17 @@ export function writeInstallationArgs(w: InstallationWrite): Array<string | numb
   return args;
 }
 
-/** Per installation: the new revision, or null when its revision or a newer record refused it. */
+/**
+ * Per installation: the new revision, or null when its revision or a newer record refused it.
+ * With `dueKey` (the partition's flow schedule, its own slot) the same pipeline records when
+ * each written flow stops being valid: scheduling a flow whose write is then refused costs the
+ * sweep one needless look; unscheduling one is put right at once (due now: the sweep looks).
+ */
 export async function writeInstallations(
   conn: ScriptedRedis,
   keys: ReadModelKeys,
   writes: readonly InstallationWrite[],
+  dueKey?: string,
 ): Promise<Map<number, number | null>> {
   const out = new Map<number, number | null>();
   if (writes.length === 0) return out;
@@ -121,10 +169,32 @@ export async function writeInstallations(
       changeChannel(keys, w.id),
       ...writeInstallationArgs(w),
     );
+  const never = dueKey === undefined ? [] : schedule(pipeline, dueKey, writes);
   const replies = await execOrThrow(pipeline);
   writes.forEach((w, i) => {
     const [status, value] = replies[i] as [number, number | string];
     out.set(w.id, status === 1 ? Number(value) : null);
   });
+  const refusedNever = never.filter((id) => out.get(Number(id)) === null);
+  if (dueKey !== undefined && refusedNever.length > 0)
+    await conn.zadd(dueKey, ...refusedNever.flatMap((id) => [1, id]));
   return out;
+}
+
+/** Queues the schedule of the written flows; returns the installations it unschedules. */
+function schedule(
+  pipeline: ReturnType<typeof scriptedPipeline>,
+  key: string,
+  writes: readonly InstallationWrite[],
+): string[] {
+  const due: Array<number | string> = [];
+  const never: string[] = [];
+  for (const w of writes) {
+    if (w.flow === null) continue;
+    if (w.flow.validUntilMs > 0) due.push(w.flow.validUntilMs, String(w.id));
+    else never.push(String(w.id));
+  }
+  if (due.length > 0) pipeline.zadd(key, ...due);
+  if (never.length > 0) pipeline.zrem(key, ...never);
+  return never;
 }

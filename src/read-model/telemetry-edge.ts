@@ -1,5 +1,10 @@
 import type { DeviceReleasedEvent } from '../projection/device-released.js';
-import type { InstallationState } from '../projection/installation-state.js';
+import {
+  type CarriedDevice,
+  type DeviceIndexEntry,
+  type InstallationState,
+  NO_INDEX_ENTRY,
+} from '../projection/installation-state.js';
 import {
   type EventOutcome,
   type FoldContext,
@@ -7,13 +12,18 @@ import {
   foldTelemetry,
   type ProjectionEvent,
 } from '../projection/telemetry-fold.js';
-import type { InstallationWrite } from '../projection/write-plan.js';
-import { execOrThrow } from './exec.js';
+import type { IndexOp, InstallationWrite } from '../projection/write-plan.js';
 import { loadCarried, loadForBatch } from './installation-load.js';
-import { applyIndexOps, releasesFromIndex, writeInstallations } from './installation-write.js';
+import {
+  adoptDevices,
+  applyIndexOps,
+  type IndexResult,
+  releasesFromIndex,
+  writeInstallations,
+} from './installation-write.js';
 import type { ReadModelKeys } from './keys.js';
 import type { RedisClient } from './redis-connection.js';
-import { withScripts } from './scripts.js';
+import { type ScriptedRedis, withScripts } from './scripts.js';
 
 // One pass of the telemetry write path over a batch: load what the cache lacks (one pipeline;
 // more only for devices their installations do not hold), fold (pure), write at the edge: device
@@ -58,8 +68,7 @@ export function createTelemetryEdge(deps: {
   const conn = withScripts(deps.conn);
 
   async function write(writes: readonly InstallationWrite[]): Promise<Set<number>> {
-    const revisions = await writeInstallations(conn, keys, writes);
-    if (deps.dueKey) await schedule(deps.dueKey, writes, revisions);
+    const revisions = await writeInstallations(conn, keys, writes, deps.dueKey);
     const refused = new Set<number>();
     for (const w of writes) {
       const revision = revisions.get(w.id);
@@ -67,29 +76,25 @@ export function createTelemetryEdge(deps: {
         cache.drop(w.id);
         refused.add(w.id);
       } else {
-        cache.set({ ...w.next, revision });
+        // The script answers expectedRevision + 1, which `next` already holds: no copy then.
+        cache.set(revision === w.next.revision ? w.next : { ...w.next, revision });
       }
     }
     return refused;
   }
 
-  /** One command in the partition's slot: when each written flow stops being valid. */
-  async function schedule(
-    key: string,
-    writes: readonly InstallationWrite[],
-    revisions: ReadonlyMap<number, number | null>,
-  ): Promise<void> {
-    const due: Array<number | string> = [];
-    const never: string[] = [];
-    for (const w of writes) {
-      if (w.flow === null || revisions.get(w.id) == null) continue;
-      if (w.flow.validUntilMs > 0) due.push(w.flow.validUntilMs, String(w.id));
-      else never.push(String(w.id));
+  /** Memory's states of the events' installations, and the installations memory lacks. */
+  function fromMemory(all: readonly ProjectionEvent[]) {
+    const states = new Map<number, InstallationState>();
+    const missing = new Set<number>();
+    for (const event of all) {
+      const id = event.installationId;
+      if (states.has(id) || missing.has(id)) continue;
+      const state = cache.get(id);
+      if (state) states.set(id, state);
+      else missing.add(id);
     }
-    const pipeline = conn.pipeline();
-    if (due.length > 0) pipeline.zadd(key, ...due);
-    if (never.length > 0) pipeline.zrem(key, ...never);
-    if (due.length > 0 || never.length > 0) await execOrThrow(pipeline);
+    return { states, missing };
   }
 
   return {
@@ -100,68 +105,19 @@ export function createTelemetryEdge(deps: {
       return loaded.states;
     },
     async pass(all, ctx) {
-      const states = new Map<number, InstallationState>();
-      const missing = new Set<number>();
-      for (const event of all) {
-        const id = event.installationId;
-        if (states.has(id) || missing.has(id)) continue;
-        const state = cache.get(id);
-        if (state) states.set(id, state);
-        else missing.add(id);
-      }
-      // Index entries of the devices the fold must locate: every one an event does not find in
-      // its installation. Installations not in memory are read first; only the devices they turn
-      // out not to hold (new ones, moves) cost a second read, not every device of a cold one.
-      const indexFields = new Set<string>();
-      for (const event of all) {
-        const field = fieldOf(event.category, event.deviceId);
-        const state = states.get(event.installationId);
-        if (event.type !== 'device.state' || (state && !state.devices.has(field)))
-          indexFields.add(field);
-      }
-      const loaded = await loadForBatch(conn, keys, [...missing], [...indexFields]);
+      const { states, missing } = fromMemory(all);
+      const { loaded, positions, events } = await loadPass(conn, keys, all, missing);
       for (const state of loaded.states.values()) {
         cache.set(state);
         states.set(state.id, state);
       }
-      const unheld = new Set<string>();
-      for (const event of all) {
-        if (!missing.has(event.installationId) || loaded.corrupt.has(event.installationId))
-          continue;
-        const field = fieldOf(event.category, event.deviceId);
-        if (!indexFields.has(field) && !states.get(event.installationId)?.devices.has(field))
-          unheld.add(field);
-      }
-      if (unheld.size > 0)
-        for (const [field, entry] of (await loadForBatch(conn, keys, [], [...unheld])).index)
-          loaded.index.set(field, entry);
-      // Devices met in another installation than the one holding them: carry their records on.
-      const wanted = new Map<string, number>();
-      for (const event of all) {
-        if (event.type !== 'device.state') continue;
-        const field = fieldOf(event.category, event.deviceId);
-        const owner = loaded.index.get(field)?.inst ?? null;
-        const held = states.get(event.installationId)?.devices.has(field) ?? false;
-        if (owner !== null && owner !== event.installationId && !held) wanted.set(field, owner);
-      }
-      const carried = await loadCarried(conn, keys, wanted);
-
-      const positions: number[] = [];
-      const events: ProjectionEvent[] = [];
-      all.forEach((event, i) => {
-        if (loaded.corrupt.has(event.installationId)) return;
-        positions.push(i);
-        events.push(event);
-      });
-      const result = foldTelemetry({ states, index: loaded.index, carried }, events, ctx);
+      const { result, adopted } = await foldSettled(conn, keys, states, loaded.index, events, ctx);
       const { plan } = result;
       const outcomes = new Map<number, EventOutcome>();
-      const indexResults = await applyIndexOps(conn, keys, plan.index);
-      const outdated = new Set<number>();
-      for (const [field, list] of plan.index)
-        list.forEach((op, i) => {
-          if (indexResults.get(field)?.[i]?.done === false) outdated.add(op.inst);
-        });
+      const claims = new Map<string, readonly IndexOp[]>();
+      for (const [field, ops] of plan.index) if (!adopted.has(field)) claims.set(field, ops);
+      const indexResults = await applyIndexOps(conn, keys, claims);
+      const outdated = outdatedBy(claims, indexResults);
       if (outdated.size > 0) {
         // The fold read an index entry another owner changed since: fold everything again.
         for (const id of outdated) cache.drop(id);
@@ -169,7 +125,7 @@ export function createTelemetryEdge(deps: {
       }
       const releases = [
         ...plan.releases,
-        ...releasesFromIndex(plan.index, indexResults, plan.releases),
+        ...releasesFromIndex(claims, indexResults, plan.releases),
       ];
       if (releases.length > 0) await deps.sendReleases(releases);
       const refused = await write([...plan.installations.values()]);
@@ -182,6 +138,112 @@ export function createTelemetryEdge(deps: {
       return { outcomes, redo, corrupt: loaded.corrupt, releases: releases.length };
     },
   };
+}
+
+/**
+ * The first read of a pass: the installations memory lacks and the index entries of removals
+ * and internal events (a device.state event's device is claimed without a read, adoptDevices,
+ * its entry read only if taken). Events of unreadable installations are left out.
+ */
+async function loadPass(
+  conn: ScriptedRedis,
+  keys: ReadModelKeys,
+  all: readonly ProjectionEvent[],
+  missing: ReadonlySet<number>,
+) {
+  const indexFields = new Set<string>();
+  for (const event of all)
+    if (event.type !== 'device.state') indexFields.add(fieldOf(event.category, event.deviceId));
+  const loaded = await loadForBatch(conn, keys, [...missing], [...indexFields]);
+  for (const field of indexFields)
+    if (!loaded.index.has(field)) loaded.index.set(field, NO_INDEX_ENTRY);
+  const positions: number[] = [];
+  const events: ProjectionEvent[] = [];
+  all.forEach((event, i) => {
+    if (loaded.corrupt.has(event.installationId)) return;
+    positions.push(i);
+    events.push(event);
+  });
+  return { loaded, positions, events };
+}
+
+/** Installations whose index operations a newer claim or removal refused. */
+function outdatedBy(
+  claims: ReadonlyMap<string, readonly IndexOp[]>,
+  results: ReadonlyMap<string, readonly IndexResult[]>,
+): Set<number> {
+  const outdated = new Set<number>();
+  for (const [field, list] of claims)
+    list.forEach((op, i) => {
+      if (results.get(field)?.[i]?.done === false) outdated.add(op.inst);
+    });
+  return outdated;
+}
+
+/**
+ * Folds until every device the plan claims without having read its index entry is settled:
+ * adopted (it was new), or found elsewhere, whose entry and carried record the fold then gets.
+ * A device claimed more than once in the batch is read instead (its claims then go as usual).
+ */
+async function foldSettled(
+  conn: ScriptedRedis,
+  keys: ReadModelKeys,
+  states: ReadonlyMap<number, InstallationState>,
+  index: Map<string, DeviceIndexEntry>,
+  events: readonly ProjectionEvent[],
+  ctx: FoldContext,
+) {
+  const adopted = new Set<string>();
+  const carried = new Map<string, CarriedDevice>();
+  for (;;) {
+    const result = foldTelemetry({ states, index, carried }, events, ctx);
+    const single = new Map<string, IndexOp>();
+    const read: string[] = [];
+    for (const [field, ops] of result.plan.index) {
+      if (index.has(field) || adopted.has(field)) continue;
+      const [op] = ops;
+      if (ops.length === 1 && op?.kind === 'claim') single.set(field, op);
+      else read.push(field);
+    }
+    if (single.size === 0 && read.length === 0) return { result, adopted };
+    const [found, loaded] = await Promise.all([
+      adoptDevices(conn, keys, single),
+      loadForBatch(conn, keys, [], read),
+    ]);
+    let again = read.length > 0;
+    for (const field of read) index.set(field, loaded.index.get(field) ?? NO_INDEX_ENTRY);
+    for (const [field, answer] of found) {
+      if (answer.done) adopted.add(field);
+      else {
+        index.set(field, answer.entry);
+        again = true;
+      }
+    }
+    if (!again) return { result, adopted };
+    for (const [field, device] of await loadCarried(
+      conn,
+      keys,
+      wantedCarried(events, states, index),
+    ))
+      carried.set(field, device);
+  }
+}
+
+/** Devices met in another installation than the one the index names: their records carry on. */
+function wantedCarried(
+  events: readonly ProjectionEvent[],
+  states: ReadonlyMap<number, InstallationState>,
+  index: ReadonlyMap<string, DeviceIndexEntry>,
+): Map<string, number> {
+  const wanted = new Map<string, number>();
+  for (const event of events) {
+    if (event.type !== 'device.state') continue;
+    const field = fieldOf(event.category, event.deviceId);
+    const owner = index.get(field)?.inst ?? null;
+    const held = states.get(event.installationId)?.devices.has(field) ?? false;
+    if (owner !== null && owner !== event.installationId && !held) wanted.set(field, owner);
+  }
+  return wanted;
 }
 
 /** A StateCache over a plain Map (tools, tests, the seed of API tests). */

@@ -116,13 +116,15 @@ afterAll(async () => {
 });
 
 describe('telemetry write path', () => {
-  it('loads, locates new devices, claims and writes a first batch in four round trips, then writes only', async () => {
+  it('loads, claims new devices without reading their index, writes a first batch in three round trips, then writes only', async () => {
     const first = [1, 2, 3].flatMap((id) =>
       (Object.keys(creating) as DeviceCategory[]).map((c, n) =>
         event(id, c, id * 100 + n, NOW - 60_000, creating[c] as Record<string, unknown>),
       ),
     );
-    expect(await batch(first)).toBe(4);
+    // Load the cold installations, claim the devices the fold found new (no index read first),
+    // write (with the flow schedule in the same pipeline).
+    expect(await batch(first)).toBe(3);
     const live = [1, 2, 3].map((id) =>
       event(id, 'battery', id * 100 + 1, NOW - 1_000, { powerDc: id }),
     );
@@ -144,7 +146,8 @@ describe('telemetry write path', () => {
   it('needs more round trips only for a device that moved, and releases it by message', async () => {
     await batch([event(5, 'battery', 500, NOW - 5_000, creating.battery)]);
     // The event names 6: the device's index entry says 5, its record is carried on. Load 6,
-    // locate the device it does not hold, read its record in 5, claim, write.
+    // claim the device as new (refused: the entry says 5, and comes back), read its record in
+    // 5, claim it from 5, write.
     expect(await batch([event(6, 'battery', 500, NOW - 4_000, { powerDc: 1 })])).toBe(5);
     expect(JSON.parse((await redis.hget(keys.devices(6), 'battery:500')) as string)).toMatchObject({
       installationId: 6,
@@ -166,6 +169,29 @@ describe('telemetry write path', () => {
     expect(await redis.hkeys(keys.devices(5))).toEqual([]);
     expect(Object.keys(await redis.hgetall(flowInputsKey(keys, 5)))).toEqual(['#rev']);
     expect(JSON.parse((await storedFlow(5)).data as string)).toBeNull();
+  });
+
+  it('a claim recorded by a batch that never wrote: the replay, claiming without a read, still releases', async () => {
+    // A batch of 8 claimed battery:800 from 7 and stopped before its release and its write.
+    await redis.hset(
+      deviceIndexKey(keys, 'battery:800'),
+      'inst',
+      '8',
+      'last',
+      NOW - 3_000,
+      'prev',
+      '7',
+    );
+    await batch([event(8, 'battery', 800, NOW - 3_000, creating.battery)], owner());
+    expect(released).toContainEqual({
+      type: 'device.released',
+      installationId: 7,
+      category: 'battery',
+      deviceId: 800,
+      atMs: NOW - 3_000,
+      to: 8,
+    });
+    expect(await redis.hget(deviceIndexKey(keys, 'battery:800'), 'inst')).toBe('8');
   });
 
   it('keeps compact flow inputs beside the records, and the flow equals the one from the records', async () => {

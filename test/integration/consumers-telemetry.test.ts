@@ -184,15 +184,28 @@ describe('telemetry rejects', () => {
     await send(inst, { type: 'device.state', installationId: inst, category: 'battery' }, key);
     await send(inst, state(inst, 'relay', dev(inst, 1), now - 1_000, { relayCount: 2 }), key);
     await send(inst, state(inst, 'battery', dev(inst, 1), now + 10 * 60_000, { soe: 5 }), key);
+    // The move protocol's own event, sent by a producer: it travels only on the service's topic.
+    await send(
+      inst,
+      {
+        type: 'device.released',
+        installationId: inst,
+        category: 'battery',
+        deviceId: dev(inst, 2),
+        atMs: now,
+        to: null,
+      },
+      key,
+    );
     await send(inst, state(inst, 'battery', dev(inst, 2), now - 1_000, { soe: 50 }), key);
     await until('the valid event after the poison', async () => {
       const x = await devicesOf(h, inst);
       return x[`battery:${dev(inst, 2)}`] ? x : undefined;
     });
     expect((await devicesOf(h, inst))[`battery:${dev(inst, 1)}`]).toBeUndefined();
-    const dead = await until('four dead letters', async () => {
+    const dead = await until('five dead letters', async () => {
       const all = (await h.deadLetters()).filter((m) => m.key?.toString() === key);
-      return all.length >= 4 ? all : undefined;
+      return all.length >= 5 ? all : undefined;
     });
     const reasons = dead.map((m) => m.headers['x-reason']?.toString());
     expect(reasons).toEqual([
@@ -200,7 +213,9 @@ describe('telemetry rejects', () => {
       'schema_violation',
       'missing_required_fields',
       'future_observed_at',
+      'unknown_event_type',
     ]);
+    expect(dead[4]?.headers['x-detail']?.toString()).toContain('internal');
     const first = dead[0];
     expect(first?.value?.toString()).toBe('{not json');
     expect(first?.headers['x-source-topic']?.toString()).toBe(h.config.topics.telemetry);
