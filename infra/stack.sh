@@ -63,36 +63,37 @@ kafka_classpath() {
   cat "$cp"
 }
 
-kafka_start() {
-  mkdir -p "$KAFKA_DIR"
-  if pid_alive "$KAFKA_DIR/kafka.pid" && port_open "$KAFKA_PORT"; then
-    log "kafka already running on 127.0.0.1:$KAFKA_PORT"; return 0
-  fi
-  port_open "$KAFKA_PORT" && die "port $KAFKA_PORT is taken by another process; set KAFKA_PORT"
-  local cp; cp="$(kafka_classpath)"
-  cat >"$KAFKA_DIR/server.properties" <<PROPS
+# Writes one KRaft node's server.properties and log4j.properties into DIR. Every node is broker
+# and controller; REPLICAS and MIN_ISR apply to new topics and to Kafka's own offsets and
+# transaction logs.
+kafka_node_config() { # dir node-id voters port controller-port replicas min-isr
+  local dir=$1 id=$2 voters=$3 port=$4 controller=$5 replicas=$6 min_isr=$7
+  mkdir -p "$dir"
+  cat >"$dir/server.properties" <<PROPS
 process.roles=broker,controller
-node.id=1
-controller.quorum.voters=1@127.0.0.1:$KAFKA_CONTROLLER_PORT
-listeners=PLAINTEXT://127.0.0.1:$KAFKA_PORT,CONTROLLER://127.0.0.1:$KAFKA_CONTROLLER_PORT
-advertised.listeners=PLAINTEXT://127.0.0.1:$KAFKA_PORT
+node.id=$id
+controller.quorum.voters=$voters
+listeners=PLAINTEXT://127.0.0.1:$port,CONTROLLER://127.0.0.1:$controller
+advertised.listeners=PLAINTEXT://127.0.0.1:$port
 controller.listener.names=CONTROLLER
 inter.broker.listener.name=PLAINTEXT
 listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
-log.dirs=$KAFKA_DIR/data
+log.dirs=$dir/data
 num.partitions=3
+default.replication.factor=$replicas
+min.insync.replicas=$min_isr
 auto.create.topics.enable=false
-offsets.topic.replication.factor=1
+offsets.topic.replication.factor=$replicas
 offsets.topic.num.partitions=10
-transaction.state.log.replication.factor=1
-transaction.state.log.min.isr=1
+transaction.state.log.replication.factor=$replicas
+transaction.state.log.min.isr=$min_isr
 group.initial.rebalance.delay.ms=0
 log.retention.hours=24
 PROPS
-  cat >"$KAFKA_DIR/log4j.properties" <<PROPS
+  cat >"$dir/log4j.properties" <<PROPS
 log4j.rootLogger=INFO, file
 log4j.appender.file=org.apache.log4j.RollingFileAppender
-log4j.appender.file.File=$KAFKA_DIR/server.log
+log4j.appender.file.File=$dir/server.log
 log4j.appender.file.MaxFileSize=20MB
 log4j.appender.file.MaxBackupIndex=2
 log4j.appender.file.layout=org.apache.log4j.PatternLayout
@@ -100,6 +101,16 @@ log4j.appender.file.layout.ConversionPattern=[%d] %p %m (%c)%n
 log4j.logger.kafka=INFO
 log4j.logger.org.apache.kafka=INFO
 PROPS
+}
+
+kafka_start() {
+  mkdir -p "$KAFKA_DIR"
+  if pid_alive "$KAFKA_DIR/kafka.pid" && port_open "$KAFKA_PORT"; then
+    log "kafka already running on 127.0.0.1:$KAFKA_PORT"; return 0
+  fi
+  port_open "$KAFKA_PORT" && die "port $KAFKA_PORT is taken by another process; set KAFKA_PORT"
+  local cp; cp="$(kafka_classpath)"
+  kafka_node_config "$KAFKA_DIR" 1 "1@127.0.0.1:$KAFKA_CONTROLLER_PORT" "$KAFKA_PORT" "$KAFKA_CONTROLLER_PORT" 1 1
   local jvm=(java $KAFKA_HEAP_OPTS -XX:+UseG1GC -Djava.awt.headless=true
     "-Dlog4j.configuration=file:$KAFKA_DIR/log4j.properties" -cp "$cp")
   if [ ! -f "$KAFKA_DIR/data/meta.properties" ]; then
@@ -145,37 +156,7 @@ kcluster_controller() { echo $((KAFKA_CLUSTER_PORT_BASE + 2 * ($1 - 1) + 1)); }
 kcluster_config() {
   local n=$1 dir="$KAFKA_CLUSTER_DIR/n$1" voters=""
   for i in 1 2 3; do voters+="${voters:+,}$i@127.0.0.1:$(kcluster_controller "$i")"; done
-  mkdir -p "$dir"
-  cat >"$dir/server.properties" <<PROPS
-process.roles=broker,controller
-node.id=$n
-controller.quorum.voters=$voters
-listeners=PLAINTEXT://127.0.0.1:$(kcluster_port "$n"),CONTROLLER://127.0.0.1:$(kcluster_controller "$n")
-advertised.listeners=PLAINTEXT://127.0.0.1:$(kcluster_port "$n")
-controller.listener.names=CONTROLLER
-inter.broker.listener.name=PLAINTEXT
-listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
-log.dirs=$dir/data
-num.partitions=3
-default.replication.factor=3
-min.insync.replicas=2
-auto.create.topics.enable=false
-offsets.topic.replication.factor=3
-offsets.topic.num.partitions=10
-transaction.state.log.replication.factor=3
-transaction.state.log.min.isr=2
-group.initial.rebalance.delay.ms=0
-log.retention.hours=24
-PROPS
-  cat >"$dir/log4j.properties" <<PROPS
-log4j.rootLogger=INFO, file
-log4j.appender.file=org.apache.log4j.RollingFileAppender
-log4j.appender.file.File=$dir/server.log
-log4j.appender.file.MaxFileSize=20MB
-log4j.appender.file.MaxBackupIndex=1
-log4j.appender.file.layout=org.apache.log4j.PatternLayout
-log4j.appender.file.layout.ConversionPattern=[%d] %p %m (%c)%n
-PROPS
+  kafka_node_config "$dir" "$n" "$voters" "$(kcluster_port "$n")" "$(kcluster_controller "$n")" 3 2
 }
 
 kcluster_start() {
@@ -209,7 +190,10 @@ kcluster_start() {
 
 kcluster_stop() { # [node]
   [ -d "$KAFKA_CLUSTER_DIR" ] || return 0
-  local n; for n in ${1:-1 2 3}; do stop_pid "$KAFKA_CLUSTER_DIR/n$n/kafka.pid" "kafka-cluster node $n"; done
+  # Together: a node stopped last, after the others, waits out its controlled shutdown for a
+  # quorum that is gone (30 s, then killed).
+  local n; for n in ${1:-1 2 3}; do stop_pid "$KAFKA_CLUSTER_DIR/n$n/kafka.pid" "kafka-cluster node $n" & done
+  wait
 }
 
 kcluster_status() {
