@@ -2,6 +2,8 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { Redis } from 'ioredis';
 import { type Admin, Kafka, logLevel, type Producer } from 'kafkajs';
+import { pino } from 'pino';
+import { createKafkajsClient } from '../../consumers/kafka/kafkajs-client.js';
 import { dropNegativeTimeoutWarning } from '../../consumers/kafka/negative-timeout.js';
 import { type RedisClient, scanKeys } from '../../src/read-model/redis-connection.js';
 import { ROOT } from './processes.js';
@@ -44,15 +46,19 @@ export async function benchKafka(clientId: string): Promise<BenchKafka> {
   // Plain producer, acks=1: the bench's own producing should cost as little as possible.
   const producer = kafka.producer({ allowAutoTopicCreation: false });
   await producer.connect();
+  // Topics as the service creates them: it waits until the new partitions' leaders serve them,
+  // where kafkajs's own wait gives up on a broker that has not heard of the topic yet (a stack
+  // started a moment ago).
+  const topics = await createKafkajsClient({
+    brokers: KAFKA_BROKERS.split(','),
+    clientId: `${clientId}-topics`,
+    logger: pino({ level: 'error' }),
+  }).createAdmin();
   return {
     admin,
     producer,
-    async createTopic(topic, partitions) {
-      await admin.createTopics({
-        waitForLeaders: true,
-        topics: [{ topic, numPartitions: partitions }],
-      });
-    },
+    createTopic: (topic, partitions) =>
+      topics.ensureTopics([{ topic, numPartitions: partitions, cleanupPolicy: 'delete' }]),
     async deleteTopics(topics) {
       const existing = new Set(await admin.listTopics());
       const gone = topics.filter((t) => existing.has(t));
@@ -69,6 +75,7 @@ export async function benchKafka(clientId: string): Promise<BenchKafka> {
     async close() {
       await producer.disconnect();
       await admin.disconnect();
+      await topics.disconnect();
     },
   };
 }
