@@ -65,12 +65,23 @@ function projectDir(stateDir: string): string {
   return statSync(join(ROOT, '.git')).isDirectory() ? ROOT : join(stateDir, 'project');
 }
 
+/**
+ * This environment less npm's configuration, which `npm run` and `npx` hand to their children
+ * as npm_config_* variables: the instrument installs its own packages, under its own rules
+ * (this project's strict-allow-scripts would refuse its esbuild).
+ */
+function ownEnv(): NodeJS.ProcessEnv {
+  return Object.fromEntries(
+    Object.entries(process.env).filter(([name]) => !name.toLowerCase().startsWith('npm_config_')),
+  );
+}
+
 function compare(dir: string, stateDir: string, env: Record<string, string>): Promise<void> {
   const log = join(stateDir, 'compare.log');
   return new Promise((resolve, reject) => {
     const child = spawn('bash', ['-c', `bash "${dir}/compare.sh" > "${log}" 2>&1`], {
       cwd: ROOT,
-      env: { ...process.env, ...env, STATE_DIR: stateDir, PROJECT_DIR: projectDir(stateDir) },
+      env: { ...ownEnv(), ...env, STATE_DIR: stateDir, PROJECT_DIR: projectDir(stateDir) },
       stdio: 'ignore',
     });
     child.once('error', reject);
