@@ -59,7 +59,7 @@ export function wrkRun(
   target: Target,
   request: Request,
   opts: { seconds: number; connections: number },
-): Run {
+): Run & { readonly total: number; readonly failed: number } {
   const file = join(tmpdir(), `bench-wrk-${process.pid}.lua`);
   writeFileSync(file, script(request, 1_000));
   const before = cpuSecondsOf(target.pid);
@@ -93,11 +93,14 @@ export function wrkRun(
   const non2xx = /Non-2xx or 3xx responses: (\d+)/.exec(out)?.[1];
   if (errors !== undefined || non2xx !== undefined)
     console.warn(`  wrk: socket errors ${errors ?? 'none'}, non-2xx ${non2xx ?? 0}`);
+  const socketErrors = [...(errors ?? '').matchAll(/\d+/g)].reduce((n, m) => n + Number(m[0]), 0);
   const p99 = /\s99%\s+([\d.]+)(us|ms|s)/.exec(out);
   const unit = { us: 0.001, ms: 1, s: 1000 } as const;
   return {
     rps: total / seconds,
     cpuUs: (cpu / total) * 1e6,
     p99: p99 === null ? Number.NaN : Number(p99[1]) * unit[p99[2] as keyof typeof unit],
+    total,
+    failed: socketErrors + Number(non2xx ?? 0),
   };
 }
