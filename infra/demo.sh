@@ -125,6 +125,7 @@ The key tool itself keeps no copy: a key you issue with it yourself is yours to 
 
 Docs and playground:  http://127.0.0.1:$API_PORT/docs
 Prometheus:           http://127.0.0.1:$PROMETHEUS_PORT/alerts   (rules: ops/prometheus/)
+Dashboard:            http://127.0.0.1:$PROMETHEUS_PORT/consoles/read-model.html
 Logs:                 $DEMO_DIR/{consumers,api,simulator}.log
 Status / stop:        bash infra/demo.sh status   |   bash infra/demo.sh stop
 EOF

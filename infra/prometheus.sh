@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Prometheus for the demo (Debian's package): scrapes the API and the consumers on loopback, with
-# the rules of ops/prometheus/ loaded; its config, data and log under .local/. Also checks and
+# the rules of ops/prometheus/ loaded and its consoles served (the read model's dashboard at
+# /consoles/read-model.html); its config, data and log under .local/. Also checks and
 # unit-tests those rules with promtool (`check`, what the unit suite runs).
 # Usage: infra/prometheus.sh start|stop|status|check
 # Env: PROMETHEUS_PORT (19090), API_PORT (8080), CONSUMER_HEALTH_PORT (9464),
@@ -62,6 +63,7 @@ start() {
   write_config
   (exec setsid prometheus --config.file="$DIR/prometheus.yml" --storage.tsdb.path="$DIR/data" \
     --storage.tsdb.retention.time=2d --web.listen-address="127.0.0.1:$PORT" \
+    --web.console.templates="$RULES/consoles" --web.console.libraries="$RULES/console_libraries" \
     >"$DIR/prometheus.log" 2>&1 </dev/null) &
   echo $! >"$PIDFILE"
   local deadline=$((SECONDS + 30))

@@ -10,8 +10,9 @@ import {
 import { type Harness, iso } from './support/consumer-harness.js';
 
 // The demo's Prometheus scrapes a real API and consumer process on real Kafka and Redis: every
-// target up, every rule of ops/prometheus/ loaded and evaluating without error, and the series
-// the alerts rest on present with the values of a healthy system.
+// target up, every rule of ops/prometheus/ loaded and evaluating without error, the series
+// the alerts rest on present with the values of a healthy system, and the dashboard it serves
+// (ops/prometheus/consoles/read-model.html) rendering them.
 
 interface Rule {
   name: string;
@@ -34,6 +35,11 @@ const ruleNames = ['recording', 'alerts'].flatMap((file) =>
 const dashboardQueries: string[] = JSON.parse(
   readFileSync(new URL('../../ops/grafana/read-model.json', import.meta.url), 'utf8'),
 ).panels.flatMap((p: { targets?: { expr: string }[] }) => (p.targets ?? []).map((t) => t.expr));
+
+const consoleTemplate = readFileSync(
+  new URL('../../ops/prometheus/consoles/read-model.html', import.meta.url),
+  'utf8',
+);
 
 describe("the demo's Prometheus", () => {
   let system: ObservedSystem;
@@ -100,5 +106,25 @@ describe("the demo's Prometheus", () => {
         expect((await query(`count(${expr})`)).result, expr).toHaveLength(1);
       }
     }
+  });
+
+  it('serves the dashboard: its three sections, with the scraped processes in its tables', async () => {
+    await prometheus.targetsUp();
+    const page = await waitFor('both processes in the capacity table', async () => {
+      const res = await fetch(`${prometheus.url}/consoles/read-model.html`);
+      expect(res.status).toBe(200);
+      const html = await res.text();
+      return /<td>api 127\.0\.0\.1:\d+<\/td>/.test(html) &&
+        /<td>consumers 127\.0\.0\.1:\d+<\/td>/.test(html)
+        ? html
+        : undefined;
+    });
+    for (const section of ['API', 'Consumers', 'Capacity']) {
+      expect(page).toContain(`<h2>${section}</h2>`);
+    }
+  });
+
+  it("charts each of the Grafana dashboard's queries on the console too", () => {
+    expect(dashboardQueries.filter((expr) => !consoleTemplate.includes(expr))).toEqual([]);
   });
 });
