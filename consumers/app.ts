@@ -19,7 +19,7 @@ import { startFlowAgeing } from './flow-ageing.js';
 import { countGcPauses } from './gc-metrics.js';
 import { createInstallationsProjector } from './installations-projector.js';
 import type { KafkaClient } from './kafka/client.js';
-import { deviceMovesTopic, topicSpecs } from './kafka/topics.js';
+import { deviceMovesSpec, deviceMovesTopic, topicSpecs } from './kafka/topics.js';
 import { startLagMonitor } from './lag-monitor.js';
 import { type ConsumerFailure, reportFailure } from './liveness.js';
 import { createConsumerMetrics } from './metrics.js';
@@ -68,7 +68,10 @@ export async function startConsumers(deps: ConsumerDeps): Promise<ConsumerApp> {
 
   // Kept open: lag and failure reports read offsets from the broker.
   const admin = await kafka.createAdmin();
-  await admin.ensureTopics(topicSpecs(config.topics));
+  await admin.ensureTopics([
+    ...topicSpecs(config.topics),
+    deviceMovesSpec(config.consumer.groupId),
+  ]);
   let fatal: ConsumerFailure | null = null;
   const onFailure = (failure: ConsumerFailure) => {
     fatal ??= failure;
@@ -131,7 +134,7 @@ export async function startConsumers(deps: ConsumerDeps): Promise<ConsumerApp> {
       config.consumer.waitTimeoutMs,
     );
   const telemetryConn = dedicated();
-  const movesTopic = deviceMovesTopic(config.topics);
+  const movesTopic = deviceMovesTopic(config.consumer.groupId);
   const releases = releasesCounter(metrics.registry);
   const sendReleases = async (events: readonly DeviceReleasedEvent[]) => {
     await producer.send(

@@ -1,16 +1,17 @@
 import { createKafkajsClient } from '../consumers/kafka/kafkajs-client.js';
-import { topicSpecs } from '../consumers/kafka/topics.js';
+import { deviceMovesSpec, topicSpecs } from '../consumers/kafka/topics.js';
 import { loadConfig } from '../src/config.js';
 import { createLogger } from '../src/logger.js';
 
-// Ensures the four topics of spec/events.md with their cleanup policies: `npx tsx infra/create-topics.ts`.
+// Ensures the four topics of spec/events.md with their cleanup policies, and the consumer
+// group's internal device-moves topic (docs/events.md): `npx tsx infra/create-topics.ts`.
 // Existing topics are left as they are, so it is safe to run on every start.
 
 const DEADLINE_MS = 120_000; // a cold broker needs a while before it accepts admin requests
 
 const config = loadConfig();
 const logger = createLogger({ level: config.logLevel, name: 'create-topics' });
-const specs = topicSpecs(config.topics);
+const specs = [...topicSpecs(config.topics), deviceMovesSpec(config.consumer.groupId)];
 
 async function main(): Promise<void> {
   const client = createKafkajsClient({

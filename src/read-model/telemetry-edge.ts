@@ -27,9 +27,8 @@ import { type ScriptedRedis, withScripts } from './scripts.js';
 
 // One pass of the telemetry write path over a batch: load what the cache lacks (one pipeline;
 // more only for devices their installations do not hold), fold (pure), write at the edge: device
-// index operations, then the device.released events they imply (the caller sends them,
-// acknowledged), then one script per installation (one pipeline). Every command on one slot, no
-// WATCH.
+// index operations, then one script per installation (one pipeline), then the device.released
+// events they imply (the caller sends them, acknowledged). Every command on one slot, no WATCH.
 
 /** The states the caller keeps (a partition owner's memory; a plain Map in tools and tests). */
 export interface StateCache {
@@ -127,8 +126,11 @@ export function createTelemetryEdge(deps: {
         ...plan.releases,
         ...releasesFromIndex(claims, indexResults, plan.releases),
       ];
-      if (releases.length > 0) await deps.sendReleases(releases);
+      // Released only once the writes landed: the moves consumer runs beside this one, and a
+      // release applied before the write that put the device in its old installation would find
+      // nothing to release. A crash in between replays the batch, whose claims send them again.
       const refused = await write([...plan.installations.values()]);
+      if (releases.length > 0) await deps.sendReleases(releases);
       const redo: number[] = [];
       events.forEach((event, j) => {
         const i = positions[j] as number;

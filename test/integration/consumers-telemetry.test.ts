@@ -315,10 +315,16 @@ describe('replay', () => {
           ]),
         );
       const original = await snapshot(h);
-      const rebuilt = await until('the replayed state', async () => {
-        const now = await snapshot(replay);
-        return JSON.stringify(now) === JSON.stringify(original) ? now : undefined;
-      });
+      let rebuilt: unknown[] = [];
+      await until('the replayed state', async () => {
+        rebuilt = await snapshot(replay);
+        return JSON.stringify(rebuilt) === JSON.stringify(original) ? true : undefined;
+      }).catch(() => undefined);
+      // On a mismatch, the installations that differ, not one opaque timeout.
+      const differ = installations.filter(
+        (_, i) => JSON.stringify(rebuilt[i]) !== JSON.stringify(original[i]),
+      );
+      expect(differ).toEqual([]);
       expect(rebuilt).toEqual(original);
     } finally {
       await replay.stop();
