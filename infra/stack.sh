@@ -132,6 +132,8 @@ redis_start() {
     log "redis already running on 127.0.0.1:$REDIS_PORT"; return 0
   fi
   port_open "$REDIS_PORT" && die "port $REDIS_PORT is taken by another process; set REDIS_PORT"
+  # A killed Redis leaves its pid file: waiting below must see the new one, not the dead pid.
+  rm -f "$REDIS_DIR/redis.pid"
   # Installed from Debian's packages when missing and we are root; otherwise stops with how to.
   bash "$ROOT/infra/ensure-package.sh" redis-server redis-server || die "redis-server is missing"
   # noeviction: a read model must never lose keys to eviction. AOF with fsync on every write:
@@ -219,6 +221,7 @@ cluster_start() {
     mkdir -p "$dir"
     pid_alive "$dir/redis.pid" && port_open "$p" && continue
     port_open "$p" && die "port $p is taken by another process; set REDIS_CLUSTER_PORT_BASE"
+    rm -f "$dir/redis.pid" # a killed node's, as for the single Redis
     # As the single Redis (AOF, fsync always, noeviction), plus cluster mode. A short node
     # timeout makes a failover take seconds; validity factor 0: a replica may always take over.
     redis-server --port "$p" --bind 127.0.0.1 --daemonize yes \
