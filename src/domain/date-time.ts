@@ -25,14 +25,15 @@ function isLeap(year: number): boolean {
  */
 export function parseDateTime(value: string): number | null {
   // A gateway stamps every device of one report with the same observedAt, and the fold and
-  // applyDeviceState both parse it: the last answer is reused.
-  if (value === lastParsed.text) return lastParsed.ms;
-  const ms = parseUncached(value);
-  lastParsed = { text: value, ms };
-  return ms;
+  // applyDeviceState both parse it: the last answer is reused (two variables, no object per miss).
+  if (value === lastParsedText) return lastParsedMs;
+  lastParsedMs = parseUncached(value);
+  lastParsedText = value;
+  return lastParsedMs;
 }
 
-let lastParsed: { readonly text: string; readonly ms: number | null } = { text: '', ms: null };
+let lastParsedText = '';
+let lastParsedMs: number | null = null;
 
 function parseUncached(value: string): number | null {
   const m = RFC3339.exec(value);
@@ -61,15 +62,18 @@ function parseUncached(value: string): number | null {
   return result;
 }
 
-let lastFormatted = { ms: Number.NaN, text: '' };
+let lastSecond = Number.NaN;
+let lastFormatted = '';
 
 /** Writes epoch ms as `YYYY-MM-DDTHH:MM:SS+00:00` (UTC, whole seconds, explicit offset). */
 export function formatDateTime(ms: number): string {
-  if (ms === lastFormatted.ms) return lastFormatted.text;
+  // Whole seconds: every event of a report's second gets the text made for the first one.
+  const second = Math.floor(ms / 1000);
+  if (second === lastSecond) return lastFormatted;
   if (!Number.isFinite(ms) || ms < FIRST_MS || ms > LAST_MS) {
     throw new RangeError(`date-time out of range: ${ms}`);
   }
-  const text = `${new Date(ms).toISOString().slice(0, 19)}+00:00`;
-  lastFormatted = { ms, text };
-  return text;
+  lastFormatted = `${new Date(second * 1000).toISOString().slice(0, 19)}+00:00`;
+  lastSecond = second;
+  return lastFormatted;
 }

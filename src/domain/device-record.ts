@@ -52,12 +52,25 @@ export type ApplyResult =
       readonly detail: string;
     };
 
-const TRIMMED = new Set(TRIMMED_FIELDS);
+/** What ingest does to a field's value besides storing it (events.md's clean-ups). */
+const Treat = { Plain: 0, Trim: 1, SunSpec: 2, Percent: 3 } as const;
+type Treat = (typeof Treat)[keyof typeof Treat];
 
 /** Per category, the fields an event may set, by name (the projection-owned ones left out). */
-const INGEST_SPECS = perCategory(
-  (c) => new Map(DEVICE_FIELDS[c].filter((spec) => !spec.owned).map((spec) => [spec.name, spec])),
-);
+const INGEST_TREATS = perCategory((c) => {
+  const trimmed = new Set(TRIMMED_FIELDS);
+  const treatOf = (spec: FieldSpec): Treat =>
+    trimmed.has(spec.name)
+      ? Treat.Trim
+      : c === 'inverter' && spec.name === 'status'
+        ? Treat.SunSpec
+        : spec.percent
+          ? Treat.Percent
+          : Treat.Plain;
+  return new Map(
+    DEVICE_FIELDS[c].filter((spec) => !spec.owned).map((spec) => [spec.name, treatOf(spec)]),
+  );
+});
 
 /**
  * Per category, a record of every key in spec order, all null, with fast properties: a record
@@ -78,22 +91,8 @@ export function cleanText(value: string | null): string | null {
   return cleaned === '' ? null : cleaned;
 }
 
-function cleanValue(
-  category: DeviceCategory,
-  spec: FieldSpec,
-  value: IngestValue,
-  nulled: string[],
-): DeviceValue {
-  if (TRIMMED.has(spec.name)) return cleanText(value as string | null);
-  if (category === 'inverter' && spec.name === 'status') {
-    return normalizeSunSpecStatus(value as number | null);
-  }
-  if (spec.percent && typeof value === 'number' && (value < 0 || value > 100)) {
-    nulled.push(spec.name);
-    return null;
-  }
-  return value;
-}
+/** Shared by every event that nulls nothing: no array per event. */
+const NOTHING_NULLED: readonly string[] = Object.freeze([]);
 
 /** Meta of a stored record when none was kept: second precision from its date-times. */
 export function metaFromRecord(record: DeviceRecord): DeviceMeta | null {
@@ -145,12 +144,20 @@ export function applyDeviceState(
   // pass over the fields the event carries, not over every field of the category.
   const next: Record<string, DeviceValue> =
     current === null ? { ...TEMPLATES[category] } : { ...current };
-  const nulled: string[] = [];
-  const specs = INGEST_SPECS[category];
+  let nulled: string[] | null = null;
+  const treats = INGEST_TREATS[category];
   for (const name in state) {
-    const spec = specs.get(name);
-    if (spec === undefined || !Object.hasOwn(state, name)) continue;
-    next[name] = cleanValue(category, spec, state[name] as IngestValue, nulled);
+    const treat = treats.get(name);
+    if (treat === undefined || !Object.hasOwn(state, name)) continue;
+    const value = state[name] as IngestValue;
+    if (treat === Treat.Plain || value === null) next[name] = value;
+    else if (treat === Treat.Trim) next[name] = cleanText(value as string);
+    else if (treat === Treat.SunSpec) next[name] = normalizeSunSpecStatus(value as number);
+    else if (typeof value === 'number' && (value < 0 || value > 100)) {
+      next[name] = null;
+      if (nulled === null) nulled = [name];
+      else nulled.push(name);
+    } else next[name] = value;
   }
   const firstSeenMs = Math.min(meta?.firstSeenMs ?? observedMs, observedMs);
   next.id = event.deviceId;
@@ -166,7 +173,7 @@ export function applyDeviceState(
     kind: 'applied',
     record: next,
     meta: { firstSeenMs, lastSeenMs: observedMs },
-    nulledPercentFields: nulled,
+    nulledPercentFields: nulled ?? NOTHING_NULLED,
   };
 }
 

@@ -63,23 +63,26 @@ const CHECKS = perCategory((c) => {
 const isId = (v: unknown) => isSafeInt(v) && (v as number) > 0;
 
 /**
- * True when DEVICE_STATE_SCHEMAS[category] surely accepts `obj` (already known to have type
- * device.state and this category); false means "not sure", never "invalid".
+ * When DEVICE_STATE_SCHEMAS[category] surely accepts `obj` (already known to have type
+ * device.state and this category): how many keys of its `state` the category does not know (the
+ * parser drops them), counted in the same pass. Null means "not sure", never "invalid".
  */
 export function surelyValidDeviceState(
   obj: Readonly<Record<string, unknown>>,
   category: DeviceCategory,
-): boolean {
+): number | null {
   const checks = CHECKS[category];
-  if (checks === null) return false;
-  if (!isId(obj.installationId) || !isId(obj.deviceId)) return false;
-  if (typeof obj.observedAt !== 'string' || parseDateTime(obj.observedAt) === null) return false;
+  if (checks === null) return null;
+  if (!isId(obj.installationId) || !isId(obj.deviceId)) return null;
+  if (typeof obj.observedAt !== 'string' || parseDateTime(obj.observedAt) === null) return null;
   const state = obj.state;
-  if (state === null || typeof state !== 'object' || Array.isArray(state)) return false;
+  if (state === null || typeof state !== 'object' || Array.isArray(state)) return null;
+  let unknown = 0;
   for (const name in state) {
     if (!Object.hasOwn(state, name)) continue;
     const check = checks.get(name);
-    if (check && !check((state as Record<string, unknown>)[name])) return false;
+    if (check === undefined) unknown++;
+    else if (!check((state as Record<string, unknown>)[name])) return null;
   }
-  return true;
+  return unknown;
 }

@@ -2,6 +2,7 @@ import type { z } from 'zod';
 import type { RejectReason } from './dead-letter.js';
 import {
   DEVICE_CATEGORIES,
+  type DeviceCategory,
   INGEST_FIELDS,
   isDeviceCategory,
   perCategory,
@@ -146,37 +147,60 @@ export function parseTelemetryMessage(value: Bytes): ParseResult<TelemetryEvent>
   if (!isDeviceCategory(category)) {
     return reject('schema_violation', `category: must be one of ${DEVICE_CATEGORIES.join(', ')}`);
   }
-  let valid: { installationId: number; deviceId: number; observedAt: string; state: unknown };
+  type Valid = { installationId: number; deviceId: number; observedAt: string; state: unknown };
   // The common, valid case skips zod (~4x the JSON parse); anything else gets zod's verdict.
-  if (surelyValidDeviceState(obj, category)) {
-    valid = obj as typeof valid;
-  } else {
+  const unknown = surelyValidDeviceState(obj, category);
+  let valid = obj as Valid;
+  if (unknown === null) {
     const result = DEVICE_STATE_SCHEMAS[category].safeParse(obj);
     if (!result.success) return reject('schema_violation', describe(result.error));
     valid = result.data;
   }
-  const { installationId, deviceId, observedAt } = valid;
-  const input = valid.state as Record<string, unknown>;
   const raw = obj.state as Record<string, unknown>;
-  const state: Record<string, IngestValue> = {};
-  // One pass over the raw keys keeps the known ones and names the others (from the raw input:
-  // zod's output may already have left out keys such as `__proto__`).
-  const known = KNOWN_STATE_KEYS[category];
+  // Every key known and checked: the event keeps its own state, no copy of it per event.
+  if (unknown === 0)
+    return { ok: true, event: stateEvent(valid, category, raw), droppedKeys: NONE };
   const droppedKeys: string[] = [];
+  const state = knownState(category, raw, valid.state, droppedKeys);
+  return { ok: true, event: stateEvent(valid, category, state), droppedKeys };
+}
+
+/** Shared by every event that drops nothing: no array per event. */
+const NONE: readonly string[] = Object.freeze([]);
+
+const stateEvent = (
+  valid: { installationId: number; deviceId: number; observedAt: string },
+  category: DeviceCategory,
+  state: Record<string, unknown>,
+): DeviceStateEvent => ({
+  type: 'device.state',
+  installationId: valid.installationId,
+  category,
+  deviceId: valid.deviceId,
+  observedAt: valid.observedAt,
+  state: state as DeviceState,
+});
+
+/**
+ * The known keys of `raw` with their checked values (`input`: zod's output, or `raw` itself);
+ * the others' names go to `dropped`, from the raw input: zod's output may already have left out
+ * keys such as `__proto__`.
+ */
+function knownState(
+  category: DeviceCategory,
+  raw: Record<string, unknown>,
+  input: unknown,
+  dropped: string[],
+): Record<string, IngestValue> {
+  const checked = input as Record<string, unknown>;
+  const known = KNOWN_STATE_KEYS[category];
+  const state: Record<string, IngestValue> = {};
   for (const k in raw) {
     if (!Object.hasOwn(raw, k)) continue;
-    if (!known.has(k)) droppedKeys.push(k);
-    else if (Object.hasOwn(input, k)) state[k] = input[k] as IngestValue;
+    if (!known.has(k)) dropped.push(k);
+    else if (Object.hasOwn(checked, k)) state[k] = checked[k] as IngestValue;
   }
-  const event: DeviceStateEvent = {
-    type: 'device.state',
-    installationId,
-    category,
-    deviceId,
-    observedAt,
-    state: state as DeviceState,
-  };
-  return { ok: true, event, droppedKeys };
+  return state;
 }
 
 const KNOWN_STATE_KEYS = perCategory(
