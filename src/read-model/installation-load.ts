@@ -3,6 +3,7 @@ import type {
   DeviceIndexEntry,
   InstallationState,
 } from '../projection/installation-state.js';
+import { decodeIndexEntry } from './device-index-entry.js';
 import { execOrThrow } from './exec.js';
 import { CorruptStoredDataError, decodeInstallationState } from './installation-state-codec.js';
 import {
@@ -16,7 +17,7 @@ import { type ScriptedRedis, scriptedPipeline } from './scripts.js';
 
 // The read edge of the telemetry owner: one pipeline per batch reads every installation it
 // meets for the first time (one script each, in its slot) and the index entries of the devices
-// the fold must locate (one HMGET each, in the device's slot). Nothing is read in the fold.
+// the fold must locate (one GET each, in the device's slot). Nothing is read in the fold.
 
 export interface Loaded {
   readonly states: Map<number, InstallationState>;
@@ -24,9 +25,6 @@ export interface Loaded {
   readonly corrupt: Map<number, string>;
   readonly index: Map<string, DeviceIndexEntry>;
 }
-
-const num = (v: string | null | undefined): number | null =>
-  v === null || v === undefined || v === '' ? null : Number(v);
 
 export async function loadForBatch(
   conn: ScriptedRedis,
@@ -44,8 +42,7 @@ export async function loadForBatch(
       deletionMarkerKey(keys, id),
       keys.flow(id),
     );
-  for (const field of indexFields)
-    pipeline.hmget(deviceIndexKey(keys, field), 'inst', 'last', 'prev', 'removed');
+  for (const field of indexFields) pipeline.get(deviceIndexKey(keys, field));
   const replies = await execOrThrow(pipeline);
   installations.forEach((id, i) => {
     const [marker, inputs, devices, flow] = replies[i] as [
@@ -62,14 +59,8 @@ export async function loadForBatch(
     }
   });
   indexFields.forEach((field, j) => {
-    const [inst, last, prev, removed] = replies[installations.length + j] as Array<string | null>;
-    if (inst === null && last === null && removed === null) return;
-    out.index.set(field, {
-      inst: num(inst),
-      lastMs: num(last),
-      prev: num(prev),
-      removedMs: num(removed),
-    });
+    const entry = decodeIndexEntry(replies[installations.length + j] as string | null);
+    if (entry !== null) out.index.set(field, entry);
   });
   return out;
 }

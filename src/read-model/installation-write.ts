@@ -2,6 +2,7 @@ import { checkedDeviceJson } from '../domain/device-record.js';
 import type { DeviceReleasedEvent } from '../projection/device-released.js';
 import type { DeviceIndexEntry } from '../projection/installation-state.js';
 import type { IndexOp, InstallationWrite } from '../projection/write-plan.js';
+import { decodeIndexEntry, encodeIndexEntry } from './device-index-entry.js';
 import { execOrThrow } from './exec.js';
 import { encodeDeviceInputs } from './installation-state-codec.js';
 import {
@@ -14,7 +15,7 @@ import {
 import { type ScriptedRedis, scriptedPipeline } from './scripts.js';
 
 // The write edge of the telemetry owner: each command on one slot. Index operations go first
-// (claim-device-1.lua, one per device), then, once the releases they imply are sent, one
+// (a SET NX GET per device assumed new, claim-device-1.lua for the others), then, once the releases they imply are sent, one
 // write-installation-4.lua per installation, all in one pipeline; each installation's script
 // announces its change in its own slot.
 
@@ -50,17 +51,15 @@ export async function applyIndexOps(
   return out;
 }
 
-/** What an 'adopt' found: done (the device was new, or already this installation's), or the entry. */
+/** What an adoption found: done (the device was new), or the entry that stands. */
 export type AdoptResult =
   | { readonly done: true }
   | { readonly done: false; readonly entry: DeviceIndexEntry };
 
-const num = (v: string): number | null => (v === '' ? null : Number(v));
-
 /**
- * Claims devices the fold assumed new without reading their index entries first (one script per
- * device, in its slot, one pipeline): a device found elsewhere is left as it is and its entry
- * comes back for the fold to decide again.
+ * Claims devices the fold assumed new without reading their index entries first: one SET NX GET
+ * each, in the device's slot, one pipeline. A device with an entry is left as it is and its entry
+ * comes back for the fold to decide again (a claim then goes through claim-device-1.lua).
  */
 export async function adoptDevices(
   conn: ScriptedRedis,
@@ -70,23 +69,15 @@ export async function adoptDevices(
   const out = new Map<string, AdoptResult>();
   if (claims.size === 0) return out;
   const pipeline = scriptedPipeline(conn);
-  for (const [field, op] of claims)
-    pipeline.claimDevice(deviceIndexKey(keys, field), 'adopt', op.inst, op.atMs);
+  for (const [field, op] of claims) {
+    const entry = encodeIndexEntry({ inst: op.inst, lastMs: op.atMs, prev: null, removedMs: null });
+    pipeline.set(deviceIndexKey(keys, field), entry, 'NX', 'GET');
+  }
   const replies = await execOrThrow(pipeline);
   let i = 0;
   for (const field of claims.keys()) {
-    const [status, inst, last, prev, removed] = replies[i++] as [number, ...string[]];
-    if (status === 1) out.set(field, { done: true });
-    else
-      out.set(field, {
-        done: false,
-        entry: {
-          inst: num(inst as string),
-          lastMs: num(last as string),
-          prev: num(prev as string),
-          removedMs: num(removed as string),
-        },
-      });
+    const entry = decodeIndexEntry(replies[i++] as string | null);
+    out.set(field, entry === null ? { done: true } : { done: false, entry });
   }
   return out;
 }

@@ -107,12 +107,14 @@ export function parseChangeChannel(keys: ReadModelKeys, channel: string): Instal
 }
 
 /**
- * hash inst, last, prev, removed: where a device (field `<category>:<id>`) lives now, in a slot
- * of its own (hash tag `{d<category>:<id>}`): claimed by one installation's owner at a time
- * (src/read-model/lua/claim-device-1.lua, docs/projection.md).
+ * string `<inst>;<last>;<prev>;<removed>` ('' = none): where a device (field `<category>:<id>`)
+ * lives now, in a slot of its own (hash tag `{d<category>:<id>}`): claimed by one installation's
+ * owner at a time (src/read-model/lua/claim-device-1.lua, docs/projection.md). One string, not a
+ * hash, so that claiming a new device is one SET NX GET (src/read-model/device-index-entry.ts).
+ * Named `own`: the hash of earlier versions was `idx`, and the two never meet in one key.
  */
 export const deviceIndexKey = (keys: ReadModelKeys, field: string): string =>
-  keys.internal(`{d${field}}`, 'idx');
+  keys.internal(`{d${field}}`, 'own');
 
 /** set: device fields a deletion removed whose index entries are not released yet. */
 export const pendingReleaseKey = (keys: ReadModelKeys, installationId: InstallationId): string =>

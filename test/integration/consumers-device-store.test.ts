@@ -9,6 +9,7 @@ import { computeEnergyFlow, serializeEnergyFlow } from '../../src/domain/energy-
 import type { DeviceStateEvent } from '../../src/domain/events.js';
 import type { DeviceReleasedEvent } from '../../src/projection/device-released.js';
 import { refreshFlow } from '../../src/projection/telemetry-fold.js';
+import { decodeIndexEntry, encodeIndexEntry } from '../../src/read-model/device-index-entry.js';
 import { createInstallationStore } from '../../src/read-model/installation-store.js';
 import {
   createKeys,
@@ -154,7 +155,7 @@ describe('telemetry write path', () => {
       soe: 55.5,
       powerDc: 1,
     });
-    expect(await redis.hget(deviceIndexKey(keys, 'battery:500'), 'inst')).toBe('6');
+    expect(decodeIndexEntry(await redis.get(deviceIndexKey(keys, 'battery:500')))?.inst).toBe(6);
     expect(released).toContainEqual({
       type: 'device.released',
       installationId: 5,
@@ -173,14 +174,9 @@ describe('telemetry write path', () => {
 
   it('a claim recorded by a batch that never wrote: the replay, claiming without a read, still releases', async () => {
     // A batch of 8 claimed battery:800 from 7 and stopped before its release and its write.
-    await redis.hset(
+    await redis.set(
       deviceIndexKey(keys, 'battery:800'),
-      'inst',
-      '8',
-      'last',
-      NOW - 3_000,
-      'prev',
-      '7',
+      encodeIndexEntry({ inst: 8, lastMs: NOW - 3_000, prev: 7, removedMs: null }),
     );
     await batch([event(8, 'battery', 800, NOW - 3_000, creating.battery)], owner());
     expect(released).toContainEqual({
@@ -191,7 +187,7 @@ describe('telemetry write path', () => {
       atMs: NOW - 3_000,
       to: 8,
     });
-    expect(await redis.hget(deviceIndexKey(keys, 'battery:800'), 'inst')).toBe('8');
+    expect(decodeIndexEntry(await redis.get(deviceIndexKey(keys, 'battery:800')))?.inst).toBe(8);
   });
 
   it('keeps compact flow inputs beside the records, and the flow equals the one from the records', async () => {

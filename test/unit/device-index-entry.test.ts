@@ -1,0 +1,19 @@
+import { describe, expect, it } from 'vitest';
+import { decodeIndexEntry, encodeIndexEntry } from '../../src/read-model/device-index-entry.js';
+
+describe('device index entry', () => {
+  it('reads back what it writes, with empty fields for none', () => {
+    const entries = [
+      { inst: 12, lastMs: 1_732_550_000_123, prev: null, removedMs: null },
+      { inst: null, lastMs: 1_732_550_000_000, prev: 7, removedMs: 1_732_550_001_000 },
+      { inst: null, lastMs: null, prev: null, removedMs: null },
+    ];
+    for (const entry of entries) expect(decodeIndexEntry(encodeIndexEntry(entry))).toEqual(entry);
+    expect(encodeIndexEntry(entries[0] as (typeof entries)[0])).toBe('12;1732550000123;;');
+  });
+
+  it('is null for a missing key and refuses text that is not an entry', () => {
+    expect(decodeIndexEntry(null)).toBeNull();
+    expect(() => decodeIndexEntry('12;3')).toThrow(/four fields/);
+  });
+});
