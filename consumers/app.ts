@@ -3,31 +3,19 @@ import { Gauge, type Registry } from 'prom-client';
 import type { Config } from '../src/config.js';
 import { registerRedisMemoryMetrics } from '../src/ops/redis-memory.js';
 import { registerRuntimeMetrics } from '../src/ops/runtime-metrics.js';
-import {
-  type DeviceReleasedEvent,
-  serializeDeviceReleased,
-} from '../src/projection/device-released.js';
-import { createAccessFactStore } from '../src/read-model/access-fact-store.js';
-import { createAccessViewStore } from '../src/read-model/access-store.js';
-import { createInstallationStore } from '../src/read-model/installation-store.js';
 import { createKeys } from '../src/read-model/keys.js';
-import { duplicateConnection, type RedisClient } from '../src/read-model/redis-connection.js';
-import { createAccessProjector } from './access-projector.js';
+import type { RedisClient } from '../src/read-model/redis-connection.js';
 import { createDeadLetterWriter } from './dead-letter.js';
-import { createDeviceMovesProjector } from './device-moves-projector.js';
 import { startFlowAgeing } from './flow-ageing.js';
 import { countGcPauses } from './gc-metrics.js';
-import { createInstallationsProjector } from './installations-projector.js';
-import type { KafkaClient } from './kafka/client.js';
-import { deviceMovesSpec, deviceMovesTopic, topicSpecs } from './kafka/topics.js';
+import type { Admin, KafkaClient, Producer } from './kafka/client.js';
+import { deviceMovesSpec, topicSpecs } from './kafka/topics.js';
 import { startLagMonitor } from './lag-monitor.js';
 import { type ConsumerFailure, reportFailure } from './liveness.js';
 import { createConsumerMetrics } from './metrics.js';
 import { startModelGuard } from './model-guard.js';
-import { waitingForReplicas } from './replica-wait.js';
-import { createTopicRunner, type Projector, type TopicRunner } from './runner.js';
-import { createTelemetryProjector, releasesCounter } from './telemetry-projector.js';
-import { createOwnedState } from './telemetry-state.js';
+import type { TopicRunner } from './runner.js';
+import { createTopicRunners } from './topic-runners.js';
 
 export interface ConsumerDeps {
   readonly config: Config;
@@ -63,15 +51,7 @@ export async function startConsumers(deps: ConsumerDeps): Promise<ConsumerApp> {
   const keys = createKeys(config.redis.keyPrefix);
   const metrics = createConsumerMetrics();
   const stopGcCount = countGcPauses(metrics.registry);
-  const { onlineWindowSeconds, futureSkewSeconds } = config.ingest;
-  const retry = { initialDelayMs: 100, maxDelayMs: config.consumer.maxRetryDelayMs };
-
-  // Kept open: lag and failure reports read offsets from the broker.
-  const admin = await kafka.createAdmin();
-  await admin.ensureTopics([
-    ...topicSpecs(config.topics),
-    deviceMovesSpec(config.consumer.groupId),
-  ]);
+  const { admin, producer } = await connectKafka(kafka, config);
   let fatal: ConsumerFailure | null = null;
   const onFailure = (failure: ConsumerFailure) => {
     fatal ??= failure;
@@ -83,133 +63,19 @@ export async function startConsumers(deps: ConsumerDeps): Promise<ConsumerApp> {
     }).finally(() => deps.onFatal?.(failure));
   };
   let refreshLag = async () => {};
-  const producer = kafka.createProducer();
-  await producer.connect();
-  const deadLetter = createDeadLetterWriter({ producer, topic: config.topics.deadletter });
-
-  // Each writer keeps a connection of its own, so one slow pipeline does not queue the others.
-  const connections: RedisClient[] = [];
-  const dedicated = () => {
-    const conn = duplicateConnection(deps.redis);
-    // Failed commands surface in the retrying runner; the event only needs a listener.
-    conn.on('error', (error) => logger.debug({ err: error }, 'redis connection error'));
-    connections.push(conn);
-    return conn;
-  };
-
-  const runner = (
-    topic: string,
-    role: string,
-    projector: Parameters<typeof createTopicRunner>[0]['projector'],
-    concurrentPartitions = 1,
-    onAssigned: () => void = () => {},
-  ) =>
-    createTopicRunner({
-      kafka,
-      admin,
-      topic,
-      groupId: `${config.consumer.groupId}.${role}`,
-      projector,
-      deadLetter,
-      metrics,
-      logger,
-      retry,
-      concurrentPartitions,
-      sessionTimeoutMs: config.consumer.sessionTimeoutMs,
-      rejoinTimeoutMs: config.consumer.rejoinTimeoutMs,
-      onFailure,
-      onAssigned: () => {
-        onAssigned();
-        void refreshLag();
-      },
-      beforeDeadLetter: () => guard.assertIntact(),
-    });
-
-  // Offsets commit once the batch's writes are where CONSUMER_WAIT_REPLICAS asks (replica-wait.ts).
-  const durable = (projector: Projector, conn: RedisClient) =>
-    waitingForReplicas(
-      projector,
-      conn,
-      config.consumer.waitReplicas,
-      config.consumer.waitTimeoutMs,
-    );
-  const telemetryConn = dedicated();
-  const movesTopic = deviceMovesTopic(config.consumer.groupId);
-  const releases = releasesCounter(metrics.registry);
-  const sendReleases = async (events: readonly DeviceReleasedEvent[]) => {
-    await producer.send(
-      movesTopic,
-      events.map((e) => ({ key: String(e.installationId), value: serializeDeviceReleased(e) })),
-    );
-    releases.inc({ direction: 'sent' }, events.length);
-  };
-  const movesConn = dedicated();
-  const moves = createDeviceMovesProjector({
-    conn: movesConn,
-    keys,
-    ctx: () => ({ nowMs: clock(), futureSkewSeconds, onlineWindowSeconds }),
-    sendReleases,
-    releases,
-    logger,
-  });
-  const telemetry = createTelemetryProjector({
-    topic: config.topics.telemetry,
-    conn: telemetryConn,
-    keys,
-    owned: createOwnedState({
-      installationsPerPartition: config.consumer.stateInstallationsPerPartition,
-      registry: metrics.registry,
-    }),
+  const { runners, telemetry, disconnect } = createTopicRunners({
+    ...deps,
     clock,
-    futureSkewSeconds,
-    onlineWindowSeconds,
-    sendReleases,
-    releases,
-    metrics,
     logger,
+    keys,
+    metrics,
+    admin,
+    producer,
+    deadLetter: createDeadLetterWriter({ producer, topic: config.topics.deadletter }),
+    onFailure,
+    onAssigned: () => void refreshLag(),
+    beforeDeadLetter: () => guard.assertIntact(),
   });
-  const telemetryRunner: TopicRunner = runner(
-    config.topics.telemetry,
-    'telemetry',
-    durable(telemetry, telemetryConn),
-    config.consumer.telemetryConcurrency,
-    // The partitions this process owns now: the state of any other is forgotten.
-    () => telemetry.assigned(telemetryRunner.assignment()),
-  );
-  const installationsConn = dedicated();
-  const accessConn = dedicated();
-  const runners: TopicRunner[] = [
-    runner(
-      config.topics.installations,
-      'installations',
-      durable(
-        createInstallationsProjector({
-          topic: config.topics.installations,
-          store: createInstallationStore({ conn: installationsConn, keys }),
-          access: createAccessViewStore({ conn: installationsConn, keys }),
-          metrics,
-          logger,
-        }),
-        installationsConn,
-      ),
-    ),
-    runner(
-      config.topics.access,
-      'access',
-      durable(
-        createAccessProjector({
-          topic: config.topics.access,
-          facts: createAccessFactStore({ conn: accessConn, keys }),
-          views: createAccessViewStore({ conn: accessConn, keys }),
-          metrics,
-          logger,
-        }),
-        accessConn,
-      ),
-    ),
-    telemetryRunner,
-    runner(movesTopic, 'moves', durable(moves, movesConn)),
-  ];
   const lag = startLagMonitor({
     admin,
     groups: runners,
@@ -228,13 +94,7 @@ export async function startConsumers(deps: ConsumerDeps): Promise<ConsumerApp> {
     logger,
     onLost: () => {
       metrics.modelLost.set(1);
-      const failure: ConsumerFailure = {
-        topic: runners.map((r) => r.topic).join(','),
-        groupId: config.consumer.groupId,
-        reason: 'read_model_lost',
-        error: new Error('epoch marker missing'),
-        partitions: [],
-      };
+      const failure = readModelLost(runners, config.consumer.groupId);
       fatal ??= failure;
       // Stop consuming at once; the process exits after the grace period (main.ts).
       void Promise.all(runners.map((r) => r.stop())).finally(() => deps.onFatal?.(failure));
@@ -255,27 +115,12 @@ export async function startConsumers(deps: ConsumerDeps): Promise<ConsumerApp> {
     !fatal && !guard.lost() && runners.every((r) => r.isRunning()) && lag.brokerAnswers();
   registerRuntimeMetrics(metrics.registry, deps.redis);
   registerRedisMemoryMetrics(metrics.registry, deps.redis);
-  // Readiness as a series, so an alert sees a process that answers scrapes but does not consume.
-  new Gauge({
-    name: 'ingest_ready',
-    help: '1 while every topic consumer runs and the Redis client is connected (what /readyz checks, without its PING)',
-    registers: [metrics.registry],
-    collect() {
-      this.set(consuming() && deps.redis.status === 'ready' ? 1 : 0);
-    },
-  });
+  registerReadyGauge(metrics.registry, () => consuming() && deps.redis.status === 'ready');
 
   return {
     metrics: metrics.registry,
     refreshLag: () => lag.refresh(),
-    async isReady() {
-      if (!consuming()) return false;
-      try {
-        return (await deps.redis.ping()) === 'PONG';
-      } catch {
-        return false;
-      }
-    },
+    isReady: async () => consuming() && (await answersPing(deps.redis)),
     async stop() {
       await ageing.stop();
       lag.stop();
@@ -284,8 +129,57 @@ export async function startConsumers(deps: ConsumerDeps): Promise<ConsumerApp> {
       await Promise.all(runners.map((r) => r.stop()));
       await producer.disconnect();
       await admin.disconnect();
-      for (const conn of connections) conn.disconnect();
+      disconnect();
       logger.info('consumers stopped');
     },
   };
+}
+
+/**
+ * The admin (kept open: lag and failure reports read offsets from the broker) and the producer,
+ * once every topic the consumers read or write exists.
+ */
+async function connectKafka(
+  kafka: KafkaClient,
+  config: Config,
+): Promise<{ admin: Admin; producer: Producer }> {
+  const admin = await kafka.createAdmin();
+  await admin.ensureTopics([
+    ...topicSpecs(config.topics),
+    deviceMovesSpec(config.consumer.groupId),
+  ]);
+  const producer = kafka.createProducer();
+  await producer.connect();
+  return { admin, producer };
+}
+
+/** One failure for every topic: Redis lost the read model, and projecting on would corrupt it. */
+function readModelLost(runners: readonly TopicRunner[], groupId: string): ConsumerFailure {
+  return {
+    topic: runners.map((r) => r.topic).join(','),
+    groupId,
+    reason: 'read_model_lost',
+    error: new Error('epoch marker missing'),
+    partitions: [],
+  };
+}
+
+// Readiness as a series, so an alert sees a process that answers scrapes but does not consume.
+function registerReadyGauge(registry: Registry, ready: () => boolean): void {
+  new Gauge({
+    name: 'ingest_ready',
+    help: '1 while every topic consumer runs and the Redis client is connected (what /readyz checks, without its PING)',
+    registers: [registry],
+    collect() {
+      this.set(ready() ? 1 : 0);
+    },
+  });
+}
+
+async function answersPing(redis: RedisClient): Promise<boolean> {
+  try {
+    return (await redis.ping()) === 'PONG';
+  } catch {
+    return false;
+  }
 }

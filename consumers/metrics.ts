@@ -28,6 +28,18 @@ export interface ConsumerMetrics {
 export function createConsumerMetrics(): ConsumerMetrics {
   const registry = new Registry();
   const registers = [registry];
+  // Evaluated in order: a scrape lists the series in the order they were registered.
+  return {
+    newestProjected: newestEventAge(registers),
+    registry,
+    ...eventMetrics(registers),
+    ...writeMetrics(registers),
+    ...consumerHealthMetrics(registers),
+  };
+}
+
+/** The map the runner fills per batch, read by a gauge at scrape time. */
+function newestEventAge(registers: Registry[]): Map<string, number> {
   const newestProjected = new Map<string, number>();
   new Gauge({
     name: 'ingest_newest_event_age_seconds',
@@ -43,9 +55,17 @@ export function createConsumerMetrics(): ConsumerMetrics {
       }
     },
   });
+  return newestProjected;
+}
+
+/** Per event: applied, stale, rejected, trimmed, miskeyed, or a device that moved. */
+function eventMetrics(
+  registers: Registry[],
+): Pick<
+  ConsumerMetrics,
+  'applied' | 'stale' | 'rejected' | 'droppedFields' | 'percentNulled' | 'miskeyed' | 'deviceMoves'
+> {
   return {
-    newestProjected,
-    registry,
     applied: new Counter({
       name: 'ingest_events_applied_total',
       help: 'Events applied to the read model',
@@ -87,6 +107,22 @@ export function createConsumerMetrics(): ConsumerMetrics {
       help: 'Devices that moved to another installation',
       registers,
     }),
+  };
+}
+
+/** How the writes to Redis went: retries, flow refreshes, unreadable state, time per batch. */
+function writeMetrics(
+  registers: Registry[],
+): Pick<
+  ConsumerMetrics,
+  | 'redisRetries'
+  | 'flowRefreshes'
+  | 'flowRefreshFailures'
+  | 'corruptInstallations'
+  | 'batchDuration'
+  | 'visibleDelay'
+> {
+  return {
     redisRetries: new Counter({
       name: 'ingest_batch_retries_total',
       help: 'Batch write attempts that failed and were retried (Redis unreachable)',
@@ -124,6 +160,14 @@ export function createConsumerMetrics(): ConsumerMetrics {
       buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
       registers,
     }),
+  };
+}
+
+/** Whether the consumers keep up and keep running. */
+function consumerHealthMetrics(
+  registers: Registry[],
+): Pick<ConsumerMetrics, 'lag' | 'consumerFailures' | 'modelLost'> {
+  return {
     lag: new Gauge({
       name: 'ingest_consumer_lag',
       help: 'Offsets between the group committed offset and the last stable offset, per assigned partition',

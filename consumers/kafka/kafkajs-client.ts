@@ -1,5 +1,7 @@
 import {
+  type Consumer,
   type ConsumerRunConfig,
+  type EachBatchHandler,
   Kafka,
   type Admin as KafkaAdmin,
   type KafkaMessage as KafkajsMessage,
@@ -13,6 +15,7 @@ import type {
   Admin,
   BatchConsumer,
   BatchHandler,
+  ConsumerEvents,
   ConsumerOptions,
   KafkaClient,
   KafkaMessage,
@@ -132,25 +135,13 @@ export function replicationFor(brokers: number): { factor: number; minInSync: nu
 }
 
 function createConsumer(kafka: Kafka, options: ConsumerOptions): BatchConsumer {
-  // read_committed is kafkajs's default; said here because events.md promises it to producers.
-  const consumer = kafka.consumer({
-    groupId: options.groupId,
-    allowAutoTopicCreation: false,
-    readUncommitted: false,
-    // Heartbeats at a third of the session, as kafkajs recommends; kafkajs 2.2.4 has no static
-    // membership (no group.instance.id), so a short session is what bounds a crash's stall.
-    ...(options.sessionTimeoutMs
-      ? {
-          sessionTimeout: options.sessionTimeoutMs,
-          heartbeatInterval: Math.min(3_000, Math.floor(options.sessionTimeoutMs / 3)),
-        }
-      : {}),
-  });
+  const consumer = kafkajsConsumer(kafka, options);
   const events = options.events;
   let stopping = false;
   let restartTimer: NodeJS.Timeout | undefined;
   let runConfig: ConsumerRunConfig | null = null;
-  const commitNext = (topic: string, partition: number, lastOffset: string) =>
+  const isStopping = () => stopping;
+  const commitNext: CommitNext = (topic, partition, lastOffset) =>
     consumer.commitOffsets([{ topic, partition, offset: (BigInt(lastOffset) + 1n).toString() }]);
   // Rethrows a group-protocol error as kafkajs raised it: its fetch loop rejoins the group on
   // UNKNOWN_MEMBER_ID, REBALANCE_IN_PROGRESS, ILLEGAL_GENERATION or NOT_COORDINATOR_FOR_GROUP,
@@ -163,18 +154,7 @@ function createConsumer(kafka: Kafka, options: ConsumerOptions): BatchConsumer {
       events?.onRejoining();
     throw group;
   };
-  if (events) {
-    consumer.on(consumer.events.GROUP_JOIN, (e) => {
-      const assigned = Object.values(e.payload.memberAssignment).flat();
-      events.onAssigned(assigned);
-    });
-    consumer.on(consumer.events.REBALANCING, () => {
-      if (!stopping) events.onRejoining();
-    });
-    consumer.on(consumer.events.STOP, () => {
-      if (!stopping) events.onStopped();
-    });
-  }
+  if (events) reportGroupEvents(consumer, events, isStopping);
   consumer.on(consumer.events.CRASH, (e) => {
     if (stopping) return;
     const { error, restart } = e.payload;
@@ -189,16 +169,7 @@ function createConsumer(kafka: Kafka, options: ConsumerOptions): BatchConsumer {
       if (!stopping) void consumer.run(config);
     }, REJOIN_DELAY_MS);
   });
-  // A fetch of nothing but transaction markers or aborted records never reaches eachBatch;
-  // kafkajs moves past it in memory only. Commit that too, or the committed offset stays
-  // before the marker and offset-based lag never reads 0 on a transactional topic.
-  consumer.on(consumer.events.END_BATCH_PROCESS, (e) => {
-    const { topic, partition, batchSize, lastOffset } = e.payload;
-    if (batchSize > 0 || stopping) return;
-    commitNext(topic, partition, lastOffset).catch(() => {
-      // A rebalance or stop in between: the next batch or member commits it.
-    });
-  });
+  commitEmptyFetches(consumer, commitNext, isStopping);
   return {
     async start(handler: BatchHandler) {
       await consumer.connect();
@@ -211,28 +182,7 @@ function createConsumer(kafka: Kafka, options: ConsumerOptions): BatchConsumer {
         autoCommit: false,
         eachBatchAutoResolve: false,
         partitionsConsumedConcurrently: options.concurrentPartitions ?? 1,
-        eachBatch: async ({ batch, heartbeat, isRunning, isStale, resolveOffset }) => {
-          if (batch.messages.length === 0) return;
-          const messages: KafkaMessage[] = batch.messages.map(
-            (m) => new MessageView(batch.topic, batch.partition, m),
-          );
-          const handled = handler(
-            {
-              topic: batch.topic,
-              partition: batch.partition,
-              messages,
-              highWatermark: batch.highWatermark,
-            },
-            { heartbeat, isStale: () => !isRunning() || isStale() },
-          );
-          await handled.catch(unwrapGroupError);
-          // The batch's last offset counts transaction markers and aborted records after the
-          // last message too, so the committed offset passes them. Without resolving, kafkajs
-          // fetches the same batch again (auto-resolve is off).
-          const last = batch.lastOffset();
-          resolveOffset(last);
-          await commitNext(batch.topic, batch.partition, last).catch(unwrapGroupError);
-        },
+        eachBatch: committingAfter(handler, commitNext, unwrapGroupError),
       };
       await consumer.run(runConfig);
     },
@@ -242,6 +192,90 @@ function createConsumer(kafka: Kafka, options: ConsumerOptions): BatchConsumer {
       await consumer.disconnect();
     },
     pause: (topic, partition) => consumer.pause([{ topic, partitions: [partition] }]),
+  };
+}
+
+type CommitNext = (topic: string, partition: number, lastOffset: string) => Promise<void>;
+
+function kafkajsConsumer(kafka: Kafka, options: ConsumerOptions): Consumer {
+  // read_committed is kafkajs's default; said here because events.md promises it to producers.
+  return kafka.consumer({
+    groupId: options.groupId,
+    allowAutoTopicCreation: false,
+    readUncommitted: false,
+    // Heartbeats at a third of the session, as kafkajs recommends; kafkajs 2.2.4 has no static
+    // membership (no group.instance.id), so a short session is what bounds a crash's stall.
+    ...(options.sessionTimeoutMs
+      ? {
+          sessionTimeout: options.sessionTimeoutMs,
+          heartbeatInterval: Math.min(3_000, Math.floor(options.sessionTimeoutMs / 3)),
+        }
+      : {}),
+  });
+}
+
+/** Tells the runner of assignments, rebalances and stops it did not ask for. */
+function reportGroupEvents(
+  consumer: Consumer,
+  events: ConsumerEvents,
+  isStopping: () => boolean,
+): void {
+  consumer.on(consumer.events.GROUP_JOIN, (e) => {
+    const assigned = Object.values(e.payload.memberAssignment).flat();
+    events.onAssigned(assigned);
+  });
+  consumer.on(consumer.events.REBALANCING, () => {
+    if (!isStopping()) events.onRejoining();
+  });
+  consumer.on(consumer.events.STOP, () => {
+    if (!isStopping()) events.onStopped();
+  });
+}
+
+// A fetch of nothing but transaction markers or aborted records never reaches eachBatch;
+// kafkajs moves past it in memory only. Commit that too, or the committed offset stays
+// before the marker and offset-based lag never reads 0 on a transactional topic.
+function commitEmptyFetches(
+  consumer: Consumer,
+  commitNext: CommitNext,
+  isStopping: () => boolean,
+): void {
+  consumer.on(consumer.events.END_BATCH_PROCESS, (e) => {
+    const { topic, partition, batchSize, lastOffset } = e.payload;
+    if (batchSize > 0 || isStopping()) return;
+    commitNext(topic, partition, lastOffset).catch(() => {
+      // A rebalance or stop in between: the next batch or member commits it.
+    });
+  });
+}
+
+/** kafkajs' eachBatch: hands the batch to the handler, then commits past it. */
+function committingAfter(
+  handler: BatchHandler,
+  commitNext: CommitNext,
+  unwrapGroupError: (error: unknown) => never,
+): EachBatchHandler {
+  return async ({ batch, heartbeat, isRunning, isStale, resolveOffset }) => {
+    if (batch.messages.length === 0) return;
+    const messages: KafkaMessage[] = batch.messages.map(
+      (m) => new MessageView(batch.topic, batch.partition, m),
+    );
+    const handled = handler(
+      {
+        topic: batch.topic,
+        partition: batch.partition,
+        messages,
+        highWatermark: batch.highWatermark,
+      },
+      { heartbeat, isStale: () => !isRunning() || isStale() },
+    );
+    await handled.catch(unwrapGroupError);
+    // The batch's last offset counts transaction markers and aborted records after the
+    // last message too, so the committed offset passes them. Without resolving, kafkajs
+    // fetches the same batch again (auto-resolve is off).
+    const last = batch.lastOffset();
+    resolveOffset(last);
+    await commitNext(batch.topic, batch.partition, last).catch(unwrapGroupError);
   };
 }
 

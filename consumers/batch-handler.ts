@@ -1,0 +1,131 @@
+import type { Logger } from 'pino';
+import type { DeadLetterWriter, Rejection } from './dead-letter.js';
+import type { BatchContext, BatchHandler, KafkaBatch, KafkaMessage } from './kafka/client.js';
+import type { ConsumerMetrics } from './metrics.js';
+import { isRetriable } from './retriable.js';
+import { type RetryPolicy, retryUntilDone } from './retry.js';
+import type { Projector } from './runner.js';
+
+// What a topic runner does with one batch: project it, dead-letter its rejects, record it; it
+// resolves only then, so the client commits nothing before it is durable. Retriable failures
+// (Redis or Kafka unreachable, contention) retry the whole batch with backoff (projection is
+// idempotent). Any other failure belongs to the batch's content: the batch is bisected until
+// the one message that causes it is found and dead-lettered as processing_error.
+
+export interface BatchHandlerDeps {
+  readonly topic: string;
+  readonly projector: Projector;
+  readonly deadLetter: DeadLetterWriter;
+  readonly metrics: ConsumerMetrics;
+  readonly logger: Logger;
+  readonly retry: RetryPolicy;
+  /** See createTopicRunner: throws (retriable) when the read model lost its data. */
+  readonly beforeDeadLetter?: () => Promise<void>;
+}
+
+type RetryDeps = Parameters<typeof retryUntilDone>[2];
+
+const MAX_DETAIL_CHARS = 300;
+
+export function createBatchHandler(deps: BatchHandlerDeps): BatchHandler {
+  const { topic, metrics } = deps;
+  const retryDeps: RetryDeps = {
+    logger: deps.logger,
+    policy: deps.retry,
+    onRetry: () => metrics.redisRetries.inc({ topic }),
+  };
+  return async (batch, ctx) => {
+    const end = metrics.batchDuration.startTimer({ topic });
+    const rejections = await projectIsolating(deps, retryDeps, batch, ctx, batch.messages);
+    const guard = deps.beforeDeadLetter;
+    if (rejections.length > 0 && guard) await retryUntilDone(ctx, guard, retryDeps);
+    const reasons = await retryUntilDone(ctx, () => deps.deadLetter.send(rejections), retryDeps);
+    recordProjected(deps, batch);
+    logRejections(deps, rejections, reasons);
+    end();
+  };
+}
+
+// kafkajs heartbeats between fetches only; a large batch on a slow Redis can outlast the
+// (short) session timeout, so the group would evict a healthy member mid-batch and it
+// would replay that batch again and again. kafkajs sends at most one per interval.
+export function withHeartbeats(handle: BatchHandler): BatchHandler {
+  return async (batch, ctx) => {
+    const beat = setInterval(() => void ctx.heartbeat().catch(() => undefined), 1_000);
+    try {
+      await handle(batch, ctx);
+    } finally {
+      clearInterval(beat);
+    }
+  };
+}
+
+/** Projects the messages; on a failure of their content, each half apart until one is left. */
+async function projectIsolating(
+  deps: BatchHandlerDeps,
+  retryDeps: RetryDeps,
+  batch: KafkaBatch,
+  ctx: BatchContext,
+  messages: readonly KafkaMessage[],
+): Promise<Rejection[]> {
+  try {
+    const outcome = await retryUntilDone(
+      ctx,
+      () => deps.projector.project({ ...batch, messages }),
+      retryDeps,
+    );
+    return [...outcome.rejections];
+  } catch (error) {
+    if (isRetriable(error)) throw error;
+    const [only] = messages;
+    if (messages.length === 1 && only) {
+      return [{ message: only, reason: 'processing_error', detail: detailOf(error) }];
+    }
+    deps.logger.warn(
+      { err: error, partition: batch.partition, messages: messages.length },
+      'batch failed on its content; isolating the message that causes it',
+    );
+    const half = Math.ceil(messages.length / 2);
+    return [
+      ...(await projectIsolating(deps, retryDeps, batch, ctx, messages.slice(0, half))),
+      ...(await projectIsolating(deps, retryDeps, batch, ctx, messages.slice(half))),
+    ];
+  }
+}
+
+/** The batch's delay to visible, and its newest timestamp for the event-age gauge. */
+function recordProjected({ topic, metrics }: BatchHandlerDeps, batch: KafkaBatch): void {
+  const at = `${topic}|${batch.partition}`;
+  const newest = batch.messages.reduce((n, m) => Math.max(n, m.timestampMs), 0);
+  const oldest = batch.messages.reduce((o, m) => Math.min(o, m.timestampMs), newest);
+  // Once per batch, not per event: the batch's worst delay bounds every event's in it.
+  if (batch.messages.length > 0)
+    metrics.visibleDelay.observe({ topic }, Math.max(0, (Date.now() - oldest) / 1000));
+  if (newest > (metrics.newestProjected.get(at) ?? 0)) metrics.newestProjected.set(at, newest);
+}
+
+/** `reasons` are the dead-letter writer's, by index; a rejection's own where it has none. */
+function logRejections(
+  { topic, metrics, logger }: BatchHandlerDeps,
+  rejections: readonly Rejection[],
+  reasons: readonly Rejection['reason'][],
+): void {
+  rejections.forEach((r, i) => {
+    const reason = reasons[i] ?? r.reason;
+    metrics.rejected.inc({ topic, reason });
+    logger.warn(
+      {
+        partition: r.message.partition,
+        offset: r.message.offset,
+        reason,
+        detail: r.detail,
+      },
+      'message dead-lettered',
+    );
+  });
+}
+
+function detailOf(error: unknown): string {
+  const text = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+  return text.length > MAX_DETAIL_CHARS ? `${text.slice(0, MAX_DETAIL_CHARS - 1)}…` : text;
+}

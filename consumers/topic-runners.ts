@@ -1,0 +1,206 @@
+import type { Logger } from 'pino';
+import type { Config } from '../src/config.js';
+import {
+  type DeviceReleasedEvent,
+  serializeDeviceReleased,
+} from '../src/projection/device-released.js';
+import { createAccessFactStore } from '../src/read-model/access-fact-store.js';
+import { createAccessViewStore } from '../src/read-model/access-store.js';
+import { createInstallationStore } from '../src/read-model/installation-store.js';
+import type { ReadModelKeys } from '../src/read-model/keys.js';
+import { duplicateConnection, type RedisClient } from '../src/read-model/redis-connection.js';
+import { createAccessProjector } from './access-projector.js';
+import type { DeadLetterWriter } from './dead-letter.js';
+import { createDeviceMovesProjector } from './device-moves-projector.js';
+import { createInstallationsProjector } from './installations-projector.js';
+import type { Admin, KafkaClient, Producer } from './kafka/client.js';
+import { deviceMovesTopic } from './kafka/topics.js';
+import type { ConsumerFailure } from './liveness.js';
+import type { ConsumerMetrics } from './metrics.js';
+import { waitingForReplicas } from './replica-wait.js';
+import { createTopicRunner, type Projector, type TopicRunner } from './runner.js';
+import {
+  createTelemetryProjector,
+  releasesCounter,
+  type TelemetryProjector,
+} from './telemetry-projector.js';
+import { createOwnedState } from './telemetry-state.js';
+
+// One runner per input topic, each in a consumer group of its own, its projector writing over a
+// Redis connection of its own.
+
+export interface TopicRunnersDeps {
+  readonly config: Config;
+  readonly kafka: KafkaClient;
+  readonly admin: Admin;
+  readonly producer: Producer;
+  readonly deadLetter: DeadLetterWriter;
+  readonly redis: RedisClient;
+  readonly metrics: ConsumerMetrics;
+  readonly logger: Logger;
+  readonly keys: ReadModelKeys;
+  readonly clock: () => number;
+  readonly onFailure: (failure: ConsumerFailure) => void;
+  /** After any group assigned partitions. */
+  readonly onAssigned: () => void;
+  readonly beforeDeadLetter: () => Promise<void>;
+}
+
+export interface TopicRunners {
+  /** Installations, access, telemetry, device moves: started and stopped together. */
+  readonly runners: readonly TopicRunner[];
+  /** The telemetry projector, whose flows the ageing sweep recomputes. */
+  readonly telemetry: TelemetryProjector;
+  /** Closes the projectors' own Redis connections. */
+  disconnect(): void;
+}
+
+type RunnerFor = (
+  topic: string,
+  role: string,
+  projector: Projector,
+  conn: RedisClient,
+  concurrentPartitions?: number,
+  onAssigned?: () => void,
+) => TopicRunner;
+
+export function createTopicRunners(deps: TopicRunnersDeps): TopicRunners {
+  const { config, keys, metrics, logger } = deps;
+  const connections = dedicatedConnections(deps.redis, logger);
+  const runner = runnerFor(deps);
+  const movesTopic = deviceMovesTopic(config.consumer.groupId);
+  const telemetryConn = connections.open();
+  const movesConn = connections.open();
+  const { telemetry, moves } = telemetryProjectors(deps, movesTopic, telemetryConn, movesConn);
+  const telemetryRunner: TopicRunner = runner(
+    config.topics.telemetry,
+    'telemetry',
+    telemetry,
+    telemetryConn,
+    config.consumer.telemetryConcurrency,
+    // The partitions this process owns now: the state of any other is forgotten.
+    () => telemetry.assigned(telemetryRunner.assignment()),
+  );
+  const installationsConn = connections.open();
+  const accessConn = connections.open();
+  const installations = createInstallationsProjector({
+    topic: config.topics.installations,
+    store: createInstallationStore({ conn: installationsConn, keys }),
+    access: createAccessViewStore({ conn: installationsConn, keys }),
+    metrics,
+    logger,
+  });
+  const access = createAccessProjector({
+    topic: config.topics.access,
+    facts: createAccessFactStore({ conn: accessConn, keys }),
+    views: createAccessViewStore({ conn: accessConn, keys }),
+    metrics,
+    logger,
+  });
+  return {
+    runners: [
+      runner(config.topics.installations, 'installations', installations, installationsConn),
+      runner(config.topics.access, 'access', access, accessConn),
+      telemetryRunner,
+      runner(movesTopic, 'moves', moves, movesConn),
+    ],
+    telemetry,
+    disconnect: connections.disconnect,
+  };
+}
+
+/** A runner for one topic, in the group `<groupId>.<role>`. */
+function runnerFor(deps: TopicRunnersDeps): RunnerFor {
+  const { config } = deps;
+  const retry = { initialDelayMs: 100, maxDelayMs: config.consumer.maxRetryDelayMs };
+  // Offsets commit once the batch's writes are where CONSUMER_WAIT_REPLICAS asks (replica-wait.ts).
+  const durable = (projector: Projector, conn: RedisClient) =>
+    waitingForReplicas(
+      projector,
+      conn,
+      config.consumer.waitReplicas,
+      config.consumer.waitTimeoutMs,
+    );
+  return (topic, role, projector, conn, concurrentPartitions = 1, onAssigned = () => {}) =>
+    createTopicRunner({
+      kafka: deps.kafka,
+      admin: deps.admin,
+      topic,
+      groupId: `${config.consumer.groupId}.${role}`,
+      projector: durable(projector, conn),
+      deadLetter: deps.deadLetter,
+      metrics: deps.metrics,
+      logger: deps.logger,
+      retry,
+      concurrentPartitions,
+      sessionTimeoutMs: config.consumer.sessionTimeoutMs,
+      rejoinTimeoutMs: config.consumer.rejoinTimeoutMs,
+      onFailure: deps.onFailure,
+      onAssigned: () => {
+        onAssigned();
+        deps.onAssigned();
+      },
+      beforeDeadLetter: deps.beforeDeadLetter,
+    });
+}
+
+/** Telemetry and the device moves it causes: both send device.released and count them. */
+function telemetryProjectors(
+  deps: TopicRunnersDeps,
+  movesTopic: string,
+  telemetryConn: RedisClient,
+  movesConn: RedisClient,
+): { telemetry: TelemetryProjector; moves: Projector } {
+  const { config, keys, clock, metrics, logger } = deps;
+  const { onlineWindowSeconds, futureSkewSeconds } = config.ingest;
+  const releases = releasesCounter(metrics.registry);
+  const sendReleases = async (events: readonly DeviceReleasedEvent[]) => {
+    await deps.producer.send(
+      movesTopic,
+      events.map((e) => ({ key: String(e.installationId), value: serializeDeviceReleased(e) })),
+    );
+    releases.inc({ direction: 'sent' }, events.length);
+  };
+  const moves = createDeviceMovesProjector({
+    conn: movesConn,
+    keys,
+    ctx: () => ({ nowMs: clock(), futureSkewSeconds, onlineWindowSeconds }),
+    sendReleases,
+    releases,
+    logger,
+  });
+  const telemetry = createTelemetryProjector({
+    topic: config.topics.telemetry,
+    conn: telemetryConn,
+    keys,
+    owned: createOwnedState({
+      installationsPerPartition: config.consumer.stateInstallationsPerPartition,
+      registry: metrics.registry,
+    }),
+    clock,
+    futureSkewSeconds,
+    onlineWindowSeconds,
+    sendReleases,
+    releases,
+    metrics,
+    logger,
+  });
+  return { telemetry, moves };
+}
+
+/** Each writer keeps a connection of its own, so one slow pipeline does not queue the others. */
+function dedicatedConnections(redis: RedisClient, logger: Logger) {
+  const connections: RedisClient[] = [];
+  return {
+    open(): RedisClient {
+      const conn = duplicateConnection(redis);
+      // Failed commands surface in the retrying runner; the event only needs a listener.
+      conn.on('error', (error) => logger.debug({ err: error }, 'redis connection error'));
+      connections.push(conn);
+      return conn;
+    },
+    disconnect() {
+      for (const conn of connections) conn.disconnect();
+    },
+  };
+}
