@@ -96,8 +96,14 @@ async function projectIsolating(
 /** The batch's delay to visible, and its newest timestamp for the event-age gauge. */
 function recordProjected({ topic, metrics }: BatchHandlerDeps, batch: KafkaBatch): void {
   const at = `${topic}|${batch.partition}`;
-  const newest = batch.messages.reduce((n, m) => Math.max(n, m.timestampMs), 0);
-  const oldest = batch.messages.reduce((o, m) => Math.min(o, m.timestampMs), newest);
+  // One pass: each timestamp is converted from kafkajs' string when read.
+  let newest = 0;
+  let oldest = Number.POSITIVE_INFINITY;
+  for (const m of batch.messages) {
+    const ts = m.timestampMs;
+    if (ts > newest) newest = ts;
+    if (ts < oldest) oldest = ts;
+  }
   // Once per batch, not per event: the batch's worst delay bounds every event's in it.
   if (batch.messages.length > 0)
     metrics.visibleDelay.observe({ topic }, Math.max(0, (Date.now() - oldest) / 1000));
