@@ -6,6 +6,7 @@ import {
   serializeEnergyFlow,
 } from '../../src/domain/energy-flow.js';
 import { serializeInstallation } from '../../src/domain/installation.js';
+import { writeEpoch } from '../../src/read-model/epoch.js';
 import { createKeys, deviceField, installationField } from '../../src/read-model/keys.js';
 import { createInstallationProfile } from '../../tools/sim/installations.js';
 import { fullState, stateEvent } from './device-state.js';
@@ -74,6 +75,8 @@ export async function writeReadModel(
     pipeline.hset(keys.keyView(app.key.keyHash), view);
     await exec(pipeline);
   }
+  // Complete by construction: without the marker the API's /readyz answers 503 (model lost).
+  await writeEpoch(redis, keys, nowMs, { complete: true });
 }
 
 async function exec(pipeline: ReturnType<Redis['pipeline']>): Promise<void> {
