@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import { formatDateTime, parseDateTime } from './date-time.js';
 import {
-  DEVICE_FIELD_NAMES,
   DEVICE_FIELDS,
   type DeviceCategory,
   type FieldSpec,
@@ -102,11 +101,16 @@ export function metaFromRecord(record: DeviceRecord): DeviceMeta | null {
   return first === null || last === null ? null : { firstSeenMs: first, lastSeenMs: last };
 }
 
+/**
+ * `owned`: the caller owns `current` (a partition owner's memory) and an applied event updates
+ * it in place instead of a copy: no ~50-key record per event to allocate and collect.
+ */
 export function applyDeviceState(
   current: DeviceRecord | null,
   event: DeviceStateEvent,
   opts: ApplyOptions,
   currentMeta?: DeviceMeta,
+  owned = false,
 ): ApplyResult {
   const observedMs = parseDateTime(event.observedAt);
   if (observedMs === null) {
@@ -140,10 +144,15 @@ export function applyDeviceState(
     }
   }
 
-  // A copy of what stands (or of the all-null template), then the event's fields over it: one
-  // pass over the fields the event carries, not over every field of the category.
+  // What stands (a copy unless owned; or a copy of the all-null template), then the event's
+  // fields over it: one pass over the fields the event carries, not every field of the category.
+  // Nothing below can fail, so an owned record is never left half updated.
   const next: Record<string, DeviceValue> =
-    current === null ? { ...TEMPLATES[category] } : { ...current };
+    current === null
+      ? { ...TEMPLATES[category] }
+      : owned
+        ? (current as Record<string, DeviceValue>)
+        : { ...current };
   let nulled: string[] | null = null;
   const treats = INGEST_TREATS[category];
   for (const name in state) {
@@ -257,9 +266,13 @@ export function readStoredDevice(category: DeviceCategory, json: string): Device
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
     throw new TypeError(`stored ${category} record is not an object`);
   }
-  for (const name of DEVICE_FIELD_NAMES[category]) {
-    if (!Object.hasOwn(value, name)) {
-      throw new TypeError(`stored ${category} record lacks ${name}`);
+  // Every key, and a value where one is required: the fold serves what it read back without
+  // checking each record again per event.
+  const record = value as Record<string, unknown>;
+  for (const spec of DEVICE_FIELDS[category]) {
+    const field = record[spec.name];
+    if (field === undefined || (field === null && !spec.nullable)) {
+      throw new TypeError(`stored ${category} record lacks ${spec.name}`);
     }
   }
   return value as DeviceRecord;

@@ -60,10 +60,17 @@ export function roundWhole(value: number | null): number | null {
   return Math.sign(value) * Math.round(Math.abs(value)) + 0;
 }
 
+const PV_STRINGS = [1, 2, 3, 4, 5, 6].map((i) => `powerDcPv${i}`);
+
 function solarOf(inverter: DeviceRecord): number | null {
   const total = num(inverter.powerDcPvTotal);
   if (total !== null) return total;
-  return sum([1, 2, 3, 4, 5, 6].map((i) => num(inverter[`powerDcPv${i}`])));
+  let solar: number | null = null;
+  for (const name of PV_STRINGS) {
+    const v = num(inverter[name]);
+    if (v !== null) solar = (solar ?? 0) + v;
+  }
+  return solar;
 }
 
 const POWER_AC: ReadonlySet<DeviceCategory> = new Set([
@@ -82,20 +89,22 @@ export function flowInputOf(
   category: DeviceCategory,
   record: DeviceRecord,
   lastSeenPreciseMs?: number,
+  /** An input of the same device its caller owns, written over instead of a new one. */
+  into?: FlowInput,
 ): FlowInput {
   const battery = category === 'battery';
-  return {
-    category,
-    lastSeenMs:
-      lastSeenPreciseMs === undefined
-        ? lastSeenMsOf(record)
-        : Math.floor(lastSeenPreciseMs / 1000) * 1000,
-    powerAc: POWER_AC.has(category) ? num(record.powerAc) : null,
-    solar: category === 'inverter' ? solarOf(record) : null,
-    powerDc: battery ? num(record.powerDc) : null,
-    soe: battery ? num(record.soe) : null,
-    ratedEnergy: battery ? num(record.ratedEnergy) : null,
-  };
+  const out = (into ?? {}) as { -readonly [K in keyof FlowInput]: FlowInput[K] };
+  out.category = category;
+  out.lastSeenMs =
+    lastSeenPreciseMs === undefined
+      ? lastSeenMsOf(record)
+      : Math.floor(lastSeenPreciseMs / 1000) * 1000;
+  out.powerAc = POWER_AC.has(category) ? num(record.powerAc) : null;
+  out.solar = category === 'inverter' ? solarOf(record) : null;
+  out.powerDc = battery ? num(record.powerDc) : null;
+  out.soe = battery ? num(record.soe) : null;
+  out.ratedEnergy = battery ? num(record.ratedEnergy) : null;
+  return out;
 }
 
 function batterySoe(batteries: readonly FlowInput[]): number | null {

@@ -9,14 +9,15 @@ import type { FlowInput } from '../domain/energy-flow.js';
 /**
  * One device as the installation holds it: the served record and what the fold derives from it.
  * Its JSON is not kept: the write edge serializes the devices a batch changed, and memory holds
- * one copy of each record instead of two.
+ * one copy of each record instead of two. The fold updates a held device in place (its record,
+ * meta and input objects): nothing per event that memory keeps, so nothing old to collect.
  */
 export interface DeviceEntry {
   readonly category: DeviceCategory;
   readonly deviceId: number;
-  readonly record: DeviceRecord;
+  record: DeviceRecord;
   /** Precise first/last observation (the record's date-times are whole seconds). */
-  readonly meta: DeviceMeta;
+  readonly meta: { firstSeenMs: number; lastSeenMs: number };
   readonly input: FlowInput;
 }
 
@@ -37,8 +38,12 @@ export interface InstallationState {
   readonly revision: number;
   /** Epoch ms of the installation's latest deletion; events no newer are stale. */
   readonly deletedAtMs: number | null;
-  /** By device field `<category>:<deviceId>`, in the devices hash's order. */
-  readonly devices: ReadonlyMap<string, DeviceEntry>;
+  /**
+   * By device field `<category>:<deviceId>`, in the devices hash's order. A fold updates it in
+   * place; its owner keeps a state only while Redis holds what the fold made of it
+   * (src/read-model/telemetry-edge.ts drops it otherwise).
+   */
+  readonly devices: Map<string, DeviceEntry>;
   readonly flow: StoredFlow;
 }
 

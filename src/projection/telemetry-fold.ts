@@ -3,7 +3,6 @@ import type { RejectReason } from '../domain/dead-letter.js';
 import type { DeviceCategory } from '../domain/device-fields.js';
 import {
   applyDeviceState,
-  checkDeviceRecord,
   type DeviceMeta,
   type DeviceRecord,
   futureSkewRejection,
@@ -22,10 +21,12 @@ import {
 } from './installation-state.js';
 import type { IndexOp, InstallationWrite, WritePlan } from './write-plan.js';
 
-// The telemetry projection as a pure fold: (states, events) -> (states', writes). Events apply
-// in log order; a later event of the batch sees the earlier ones. Everything it needs comes in:
-// the states of the installations the events name and the index entries of the devices they do
-// not hold (both loaded by the edge, src/read-model/installation-load.ts).
+// The telemetry projection as a fold without I/O: (states, events) -> (states', writes). Events
+// apply in log order; a later event of the batch sees the earlier ones. Everything it needs comes
+// in: the states of the installations the events name and the index entries of the devices they
+// do not hold (both loaded by the edge, src/read-model/installation-load.ts). It takes the
+// states it is given and updates their devices in place, so a batch allocates no copy of an
+// installation's devices nor a record per event; the caller keeps them only if the writes land.
 
 export type ProjectionEvent = TelemetryEvent | DeviceReleasedEvent;
 
@@ -72,20 +73,23 @@ export function deviceEntry(
   return {
     category,
     deviceId,
-    // Checked here, so a record that cannot be served rejects its event; serialized at the write.
-    record: checkDeviceRecord(category, record),
+    // Valid by construction: from a creating event with every required field, or from a record
+    // read back and checked (readStoredDevice). Serialized at the write.
+    record,
     meta,
     // The record's lastSeenDate was written from meta.lastSeenMs: no date to parse back.
     input: flowInputOf(category, record, meta.lastSeenMs),
   };
 }
 
-/** The working copy of one installation during a fold. */
+/** What a fold did to one installation (its devices map is updated in place). */
 interface Work {
   readonly before: InstallationState;
-  devices: Map<string, DeviceEntry> | null;
+  touched: boolean;
   readonly set: Map<string, DeviceEntry>;
   readonly removed: Set<string>;
+  /** Devices it did not hold when the fold began: dropping one again deletes nothing stored. */
+  readonly created: Set<string>;
 }
 
 export function foldTelemetry(
@@ -134,9 +138,10 @@ class FoldRun {
     if (!w) {
       w = {
         before: this.input.states.get(id) ?? initialState(id),
-        devices: null,
+        touched: false,
         set: new Map(),
         removed: new Set(),
+        created: new Set(),
       };
       this.work.set(id, w);
     }
@@ -144,28 +149,38 @@ class FoldRun {
   }
 
   held(id: number, field: string): DeviceEntry | undefined {
-    const w = this.workOf(id);
-    return (w.devices ?? w.before.devices).get(field);
+    return this.workOf(id).before.devices.get(field);
   }
 
-  private touch(id: number) {
+  private touch(id: number): Work {
     const w = this.workOf(id);
-    w.devices ??= new Map(w.before.devices);
-    return w as Work & { devices: Map<string, DeviceEntry> };
+    w.touched = true;
+    return w;
   }
 
   put(id: number, field: string, entry: DeviceEntry): void {
     const w = this.touch(id);
-    w.devices.set(field, entry);
+    if (!w.before.devices.has(field) && !w.removed.has(field)) w.created.add(field);
+    w.before.devices.set(field, entry);
     w.set.set(field, entry);
     w.removed.delete(field);
   }
 
+  /** A held device's entry after an event updated its record (in place or not). */
+  update(id: number, field: string, entry: DeviceEntry, record: DeviceRecord, meta: DeviceMeta) {
+    entry.record = record;
+    entry.meta.firstSeenMs = meta.firstSeenMs;
+    entry.meta.lastSeenMs = meta.lastSeenMs;
+    // The record's lastSeenDate was written from meta.lastSeenMs: no date to parse back.
+    flowInputOf(entry.category, record, meta.lastSeenMs, entry.input);
+    this.touch(id).set.set(field, entry);
+  }
+
   drop(id: number, field: string): void {
     const w = this.touch(id);
-    w.devices.delete(field);
+    w.before.devices.delete(field);
     w.set.delete(field);
-    if (w.before.devices.has(field)) w.removed.add(field);
+    if (!w.created.delete(field)) w.removed.add(field);
   }
 
   indexOf(field: string): DeviceIndexEntry {
@@ -214,8 +229,9 @@ class FoldRun {
   plan(): WritePlan {
     const installations = new Map<number, InstallationWrite>();
     for (const [id, w] of this.work) {
-      if (w.devices === null) continue;
-      const flow = flowOfDevices(w.devices, this.ctx.nowMs, this.ctx.onlineWindowSeconds);
+      if (!w.touched) continue;
+      const { devices } = w.before;
+      const flow = flowOfDevices(devices, this.ctx.nowMs, this.ctx.onlineWindowSeconds);
       const changedFlow = sameFlow(flow, w.before.flow) ? null : flow;
       if (w.set.size === 0 && w.removed.size === 0 && changedFlow === null) continue;
       installations.set(id, {
@@ -224,7 +240,7 @@ class FoldRun {
         set: w.set,
         removed: w.removed,
         flow: changedFlow,
-        next: { ...w.before, revision: w.before.revision + 1, devices: w.devices, flow },
+        next: { ...w.before, revision: w.before.revision + 1, flow },
       });
     }
     return { installations, index: this.indexOps, releases: this.releases };
@@ -249,14 +265,13 @@ function applyState(run: FoldRun, event: DeviceStateEvent): EventOutcome {
   }
   if (run.deletedSince(inst, observedMs)) return STALE;
   if (mine === undefined) return applyUnheld(run, event, field, observedMs);
-  const result = applyDeviceState(mine.record, event, run.ctx, mine.meta);
+  const result = applyDeviceState(mine.record, event, run.ctx, mine.meta, true);
   if (result.kind === 'rejected') return result;
   if (result.kind === 'stale') {
-    if (result.firstSeenLowered)
-      run.put(inst, field, deviceEntry(category, deviceId, result.record, result.meta));
+    if (result.firstSeenLowered) run.update(inst, field, mine, result.record, result.meta);
     return STALE;
   }
-  run.put(inst, field, deviceEntry(category, deviceId, result.record, result.meta));
+  run.update(inst, field, mine, result.record, result.meta);
   return applied(result.nulledPercentFields, false);
 }
 

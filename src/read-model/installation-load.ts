@@ -24,16 +24,29 @@ export interface Loaded {
   /** Installations whose stored devices cannot be read back, with the dead-letter detail. */
   readonly corrupt: Map<number, string>;
   readonly index: Map<string, DeviceIndexEntry>;
+  /** The records asked for in other installations (a move), by device field. */
+  readonly carried: Map<string, CarriedDevice>;
 }
 
+/**
+ * One pipeline: the installations (one script each, in its slot), the index entries (a GET each,
+ * in the device's slot) and, for devices that live in another installation than the event that
+ * met them (a move), their record and precise times in that installation's slot.
+ */
 export async function loadForBatch(
   conn: ScriptedRedis,
   keys: ReadModelKeys,
   installations: readonly number[],
   indexFields: readonly string[],
+  carried: ReadonlyMap<string, number> = new Map(),
 ): Promise<Loaded> {
-  const out: Loaded = { states: new Map(), corrupt: new Map(), index: new Map() };
-  if (installations.length === 0 && indexFields.length === 0) return out;
+  const out: Loaded = {
+    states: new Map(),
+    corrupt: new Map(),
+    index: new Map(),
+    carried: new Map(),
+  };
+  if (installations.length === 0 && indexFields.length === 0 && carried.size === 0) return out;
   const pipeline = scriptedPipeline(conn);
   for (const id of installations)
     pipeline.loadInstallation(
@@ -43,6 +56,10 @@ export async function loadForBatch(
       keys.flow(id),
     );
   for (const field of indexFields) pipeline.get(deviceIndexKey(keys, field));
+  for (const [field, inst] of carried) {
+    pipeline.hget(keys.devices(inst), field);
+    pipeline.hget(flowInputsKey(keys, inst), field);
+  }
   const replies = await execOrThrow(pipeline);
   installations.forEach((id, i) => {
     const [marker, inputs, devices, flow] = replies[i] as [
@@ -62,46 +79,35 @@ export async function loadForBatch(
     const entry = decodeIndexEntry(replies[installations.length + j] as string | null);
     if (entry !== null) out.index.set(field, entry);
   });
+  let i = installations.length + indexFields.length;
+  for (const [field, inst] of carried) {
+    const device = carriedDevice(inst, field, replies[i] as string | null, replies[i + 1]);
+    i += 2;
+    if (device) out.carried.set(field, device);
+  }
   return out;
 }
 
-/**
- * The records of devices that live in another installation than the event that met them (a
- * move), with their precise times: the new installation carries the record on. A second round
- * trip, needed only by moves; each read is in the old installation's slot.
- */
-export async function loadCarried(
-  conn: ScriptedRedis,
-  keys: ReadModelKeys,
-  wanted: ReadonlyMap<string, number>,
-): Promise<Map<string, CarriedDevice>> {
-  const out = new Map<string, CarriedDevice>();
-  if (wanted.size === 0) return out;
-  const pipeline = scriptedPipeline(conn);
-  for (const [field, inst] of wanted) {
-    pipeline.hget(keys.devices(inst), field);
-    pipeline.hget(flowInputsKey(keys, inst), field);
+/** A device's record as another installation holds it; none when absent or unreadable. */
+function carriedDevice(
+  inst: number,
+  field: string,
+  json: string | null,
+  inputs: unknown,
+): CarriedDevice | undefined {
+  if (json === null || !parseDeviceField(field)) return undefined;
+  try {
+    const entry = decodeInstallationState(
+      inst,
+      null,
+      typeof inputs === 'string' ? [field, inputs] : [],
+      [field, json],
+      [],
+    ).devices.get(field);
+    return entry && { record: entry.record, meta: entry.meta };
+  } catch (error) {
+    // An unreadable record elsewhere is that installation's problem: start afresh here.
+    if (!(error instanceof CorruptStoredDataError)) throw error;
+    return undefined;
   }
-  const replies = await execOrThrow(pipeline);
-  let i = 0;
-  for (const [field, inst] of wanted) {
-    const json = replies[i++] as string | null;
-    const inputs = replies[i++] as string | null;
-    const device = parseDeviceField(field);
-    if (json === null || !device) continue;
-    try {
-      const entry = decodeInstallationState(
-        inst,
-        null,
-        inputs === null ? [] : [field, inputs],
-        [field, json],
-        [],
-      ).devices.get(field);
-      if (entry) out.set(field, { record: entry.record, meta: entry.meta });
-    } catch (error) {
-      // An unreadable record elsewhere is that installation's problem: start afresh here.
-      if (!(error instanceof CorruptStoredDataError)) throw error;
-    }
-  }
-  return out;
 }

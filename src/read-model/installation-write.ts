@@ -128,7 +128,7 @@ export function writeInstallationArgs(w: InstallationWrite): Array<string | numb
   for (const [field, entry] of w.set)
     args.push(
       field,
-      // Every entry a plan writes came through the fold's deviceEntry, which checked it.
+      // Every record in memory is servable: built from a creating event, or read back checked.
       checkedDeviceJson(entry.category, entry.record),
       encodeDeviceInputs(entry),
       entry.meta.lastSeenMs,

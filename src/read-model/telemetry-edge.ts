@@ -13,7 +13,7 @@ import {
   type ProjectionEvent,
 } from '../projection/telemetry-fold.js';
 import type { IndexOp, InstallationWrite } from '../projection/write-plan.js';
-import { loadCarried, loadForBatch } from './installation-load.js';
+import { type Loaded, loadForBatch } from './installation-load.js';
 import {
   adoptDevices,
   applyIndexOps,
@@ -26,9 +26,12 @@ import type { RedisClient } from './redis-connection.js';
 import { type ScriptedRedis, withScripts } from './scripts.js';
 
 // One pass of the telemetry write path over a batch: load what the cache lacks (one pipeline;
-// more only for devices their installations do not hold), fold (pure), write at the edge: device
-// index operations, then one script per installation (one pipeline), then the device.released
-// events they imply (the caller sends them, acknowledged). Every command on one slot, no WATCH.
+// more only for devices their installations do not hold), fold, write at the edge: device index
+// operations, then one script per installation (one pipeline), then the device.released events
+// they imply (the caller sends them, acknowledged). Every command on one slot, no WATCH.
+// The fold updates the cached states in place: a state whose write did not land (refused,
+// failed, or the pass folds again) is dropped or read back, so memory never holds what Redis
+// does not.
 
 /** The states the caller keeps (a partition owner's memory; a plain Map in tools and tests). */
 export interface StateCache {
@@ -105,41 +108,82 @@ export function createTelemetryEdge(deps: {
     },
     async pass(all, ctx) {
       const { states, missing } = fromMemory(all);
-      const { loaded, positions, events } = await loadPass(conn, keys, all, missing);
-      for (const state of loaded.states.values()) {
-        cache.set(state);
-        states.set(state.id, state);
+      const passDeps = {
+        conn,
+        keys,
+        cache,
+        states,
+        missing,
+        write,
+        sendReleases: deps.sendReleases,
+      };
+      try {
+        return await passOver(passDeps, all, ctx);
+      } catch (error) {
+        // The fold may have updated these states for writes that did not land: read them again.
+        for (const event of all) cache.drop(event.installationId);
+        throw error;
       }
-      const { result, adopted } = await foldSettled(conn, keys, states, loaded.index, events, ctx);
-      const { plan } = result;
-      const outcomes = new Map<number, EventOutcome>();
-      const claims = new Map<string, readonly IndexOp[]>();
-      for (const [field, ops] of plan.index) if (!adopted.has(field)) claims.set(field, ops);
-      const indexResults = await applyIndexOps(conn, keys, claims);
-      const outdated = outdatedBy(claims, indexResults);
-      if (outdated.size > 0) {
-        // The fold read an index entry another owner changed since: fold everything again.
-        for (const id of outdated) cache.drop(id);
-        return { outcomes, redo: positions, corrupt: loaded.corrupt, releases: 0 };
-      }
-      const releases = [
-        ...plan.releases,
-        ...releasesFromIndex(claims, indexResults, plan.releases),
-      ];
-      // Released only once the writes landed: the moves consumer runs beside this one, and a
-      // release applied before the write that put the device in its old installation would find
-      // nothing to release. A crash in between replays the batch, whose claims send them again.
-      const refused = await write([...plan.installations.values()]);
-      if (releases.length > 0) await deps.sendReleases(releases);
-      const redo: number[] = [];
-      events.forEach((event, j) => {
-        const i = positions[j] as number;
-        if (refused.has(event.installationId)) redo.push(i);
-        else outcomes.set(i, result.outcomes[j] as EventOutcome);
-      });
-      return { outcomes, redo, corrupt: loaded.corrupt, releases: releases.length };
     },
   };
+}
+
+/** What a pass works with: the edge's connection, memory and writer. */
+interface PassDeps {
+  readonly conn: ScriptedRedis;
+  readonly keys: ReadModelKeys;
+  readonly cache: StateCache;
+  readonly states: Map<number, InstallationState>;
+  readonly missing: ReadonlySet<number>;
+  write(writes: readonly InstallationWrite[]): Promise<Set<number>>;
+  sendReleases(events: readonly DeviceReleasedEvent[]): Promise<void>;
+}
+
+async function passOver(
+  deps: PassDeps,
+  all: readonly ProjectionEvent[],
+  ctx: FoldContext,
+): Promise<PassResult> {
+  const { conn, keys, cache, states } = deps;
+  const { loaded, positions, events } = await loadPass(conn, keys, all, deps.missing);
+  for (const state of loaded.states.values()) {
+    cache.set(state);
+    states.set(state.id, state);
+  }
+  const restore = (back: Loaded) => {
+    // Unreadable since the pass began: the retry's first read dead-letters its events.
+    if (back.corrupt.size > 0) throw new Error('stored devices became unreadable during a pass');
+    for (const [id, state] of back.states) {
+      cache.set(state);
+      states.set(id, state);
+    }
+  };
+  const settled = { states, index: loaded.index, restore };
+  const { result, adopted } = await foldSettled(conn, keys, settled, events, ctx);
+  const { plan } = result;
+  const outcomes = new Map<number, EventOutcome>();
+  const claims = new Map<string, readonly IndexOp[]>();
+  for (const [field, ops] of plan.index) if (!adopted.has(field)) claims.set(field, ops);
+  const indexResults = await applyIndexOps(conn, keys, claims);
+  if (anyRefused(indexResults)) {
+    // The fold read an index entry another owner changed since: fold everything again, from
+    // states read back (this fold updated them in place).
+    for (const id of states.keys()) cache.drop(id);
+    return { outcomes, redo: positions, corrupt: loaded.corrupt, releases: 0 };
+  }
+  const releases = [...plan.releases, ...releasesFromIndex(claims, indexResults, plan.releases)];
+  // Released only once the writes landed: the moves consumer runs beside this one, and a
+  // release applied before the write that put the device in its old installation would find
+  // nothing to release. A crash in between replays the batch, whose claims send them again.
+  const refused = await deps.write([...plan.installations.values()]);
+  if (releases.length > 0) await deps.sendReleases(releases);
+  const redo: number[] = [];
+  events.forEach((event, j) => {
+    const i = positions[j] as number;
+    if (refused.has(event.installationId)) redo.push(i);
+    else outcomes.set(i, result.outcomes[j] as EventOutcome);
+  });
+  return { outcomes, redo, corrupt: loaded.corrupt, releases: releases.length };
 }
 
 /**
@@ -169,17 +213,10 @@ async function loadPass(
   return { loaded, positions, events };
 }
 
-/** Installations whose index operations a newer claim or removal refused. */
-function outdatedBy(
-  claims: ReadonlyMap<string, readonly IndexOp[]>,
-  results: ReadonlyMap<string, readonly IndexResult[]>,
-): Set<number> {
-  const outdated = new Set<number>();
-  for (const [field, list] of claims)
-    list.forEach((op, i) => {
-      if (results.get(field)?.[i]?.done === false) outdated.add(op.inst);
-    });
-  return outdated;
+/** Whether a newer claim or removal refused one of the index operations. */
+function anyRefused(results: ReadonlyMap<string, readonly IndexResult[]>): boolean {
+  for (const list of results.values()) if (list.some((r) => !r.done)) return true;
+  return false;
 }
 
 /**
@@ -190,11 +227,16 @@ function outdatedBy(
 async function foldSettled(
   conn: ScriptedRedis,
   keys: ReadModelKeys,
-  states: ReadonlyMap<number, InstallationState>,
-  index: Map<string, DeviceIndexEntry>,
+  given: {
+    readonly states: ReadonlyMap<number, InstallationState>;
+    readonly index: Map<string, DeviceIndexEntry>;
+    /** Puts installations read back into `states` (and memory). */
+    restore(back: Loaded): void;
+  },
   events: readonly ProjectionEvent[],
   ctx: FoldContext,
 ) {
+  const { states, index } = given;
   const adopted = new Set<string>();
   const carried = new Map<string, CarriedDevice>();
   for (;;) {
@@ -222,19 +264,21 @@ async function foldSettled(
       }
     }
     if (!again) return { result, adopted };
-    for (const [field, device] of await loadCarried(
-      conn,
-      keys,
-      wantedCarried(events, states, index),
-    ))
-      carried.set(field, device);
+    // The fold updated what it wrote in place: fold again from the states as stored, with the
+    // records of devices found elsewhere. Rare: a move, or a device claimed twice in a batch.
+    const touched = [...result.plan.installations.keys()];
+    const back = await loadForBatch(conn, keys, touched, [], wantedCarried(events, index));
+    given.restore(back);
+    for (const [field, device] of back.carried) carried.set(field, device);
   }
 }
 
-/** Devices met in another installation than the one the index names: their records carry on. */
+/**
+ * Devices met in another installation than the one the index names: their records carry on
+ * (read also where the installation still holds the device: the fold then keeps its own).
+ */
 function wantedCarried(
   events: readonly ProjectionEvent[],
-  states: ReadonlyMap<number, InstallationState>,
   index: ReadonlyMap<string, DeviceIndexEntry>,
 ): Map<string, number> {
   const wanted = new Map<string, number>();
@@ -242,8 +286,7 @@ function wantedCarried(
     if (event.type !== 'device.state') continue;
     const field = fieldOf(event.category, event.deviceId);
     const owner = index.get(field)?.inst ?? null;
-    const held = states.get(event.installationId)?.devices.has(field) ?? false;
-    if (owner !== null && owner !== event.installationId && !held) wanted.set(field, owner);
+    if (owner !== null && owner !== event.installationId) wanted.set(field, owner);
   }
   return wanted;
 }

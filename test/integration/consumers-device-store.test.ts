@@ -172,6 +172,29 @@ describe('telemetry write path', () => {
     expect(JSON.parse((await storedFlow(5)).data as string)).toBeNull();
   });
 
+  it('folds a batch again from what Redis holds when a device turns out to live elsewhere', async () => {
+    await batch([event(40, 'battery', 4000, NOW - 9_000, creating.battery)]);
+    await batch([event(41, 'battery', 4100, NOW - 9_000, creating.battery)]);
+    const removal = {
+      type: 'device.removed',
+      installationId: 41,
+      category: 'battery',
+      deviceId: 4100,
+      occurredAt: new Date(NOW - 3_000).toISOString(),
+    } as const;
+    // The first fold removes 4100 from 41 and takes 4000 as new; the claim finds it in 40, so
+    // the batch is folded again, and the removal must still delete what 41 stores.
+    const result = await edge.pass(
+      [removal, event(41, 'battery', 4000, NOW - 2_000, { powerDc: 3 })],
+      ctx,
+    );
+    expect([...result.outcomes.values()].map((o) => o.kind)).toEqual(['applied', 'applied']);
+    expect(await redis.hkeys(keys.devices(41))).toEqual(['battery:4000']);
+    expect(
+      JSON.parse((await redis.hget(keys.devices(41), 'battery:4000')) as string),
+    ).toMatchObject({ installationId: 41, soe: 55.5, powerDc: 3 });
+  });
+
   it('a claim recorded by a batch that never wrote: the replay, claiming without a read, still releases', async () => {
     // A batch of 8 claimed battery:800 from 7 and stopped before its release and its write.
     await redis.set(
@@ -236,6 +259,48 @@ describe('telemetry write path', () => {
     expect(write?.flow).toEqual({ data: 'null', validUntilMs: 0 });
     expect(await aged.write(write ? [write] : [])).toEqual(new Set());
     expect(await storedFlow(id)).toEqual({ data: 'null', validUntil: '0' });
+  });
+});
+
+describe('memory after a write that did not land', () => {
+  it('reads an installation back when its write failed: a removal retried still deletes', async () => {
+    const id = 30;
+    const fi = flowInputsKey(keys, id);
+    await batch([event(id, 'battery', 3000, NOW - 10_000, creating.battery)]);
+    // The write fails before it changes anything: the installation's first command errs.
+    await redis.rename(fi, `${fi}:aside`);
+    await redis.set(fi, 'not a hash');
+    const removal = {
+      type: 'device.removed',
+      installationId: id,
+      category: 'battery',
+      deviceId: 3000,
+      occurredAt: new Date(NOW - 5_000).toISOString(),
+    } as const;
+    await expect(edge.pass([removal], ctx)).rejects.toThrow(/WRONGTYPE/);
+    await redis.del(fi);
+    await redis.rename(`${fi}:aside`, fi);
+    // The retry folds from what Redis holds, not from the copy the failed fold had changed.
+    const retried = await edge.pass([removal], ctx);
+    expect(retried.outcomes.get(0)?.kind).toBe('applied');
+    expect(await redis.hkeys(keys.devices(id))).toEqual([]);
+    expect(JSON.parse((await storedFlow(id)).data as string)).toBeNull();
+  });
+
+  it('reads an installation back when its write failed: a live update retried is written', async () => {
+    const id = 31;
+    const fi = flowInputsKey(keys, id);
+    await batch([event(id, 'battery', 3100, NOW - 10_000, creating.battery)]);
+    await redis.rename(fi, `${fi}:aside`);
+    await redis.set(fi, 'not a hash');
+    const live = event(id, 'battery', 3100, NOW - 5_000, { powerDc: 42 });
+    await expect(edge.pass([live], ctx)).rejects.toThrow(/WRONGTYPE/);
+    await redis.del(fi);
+    await redis.rename(`${fi}:aside`, fi);
+    await batch([live]);
+    const record = JSON.parse((await redis.hget(keys.devices(id), 'battery:3100')) as string);
+    expect(record).toMatchObject({ powerDc: 42, lastSeenDate: expect.any(String) });
+    expect(JSON.parse((await storedFlow(id)).data as string)).toMatchObject({ batteryPower: 42 });
   });
 });
 

@@ -56,7 +56,8 @@ interface Given {
 const when = (given: Given, events: ProjectionEvent[], at = ctx): FoldResult =>
   foldTelemetry(
     {
-      states: new Map((given.states ?? []).map((s) => [s.id, s])),
+      // The fold takes the states it is given and updates them in place: each `when` gets its own.
+      states: new Map((given.states ?? []).map((s) => [s.id, structuredClone(s)])),
       index: new Map(
         Object.entries(given.index ?? {}).map(([f, e]) => [f, { ...NO_INDEX_ENTRY, ...e }]),
       ),
