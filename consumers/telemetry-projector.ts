@@ -42,8 +42,6 @@ export class ContentionError extends Error {
   readonly retriable = true;
 }
 
-type Accepted = { readonly message: KafkaMessage; readonly event: ProjectionEvent };
-
 /** ingest_device_releases_total: move-protocol events sent, and applied by the moves consumer. */
 export const releasesCounter = (registry: Registry): Counter<'direction'> =>
   new Counter({
@@ -72,9 +70,9 @@ export function createTelemetryProjector(deps: TelemetryProjectorDeps): Telemetr
   return {
     assigned: (partitions) => assigned(deps, partitions),
     async project(batch: KafkaBatch): Promise<BatchOutcome> {
-      const { accepted, rejections, dropped, miskeyed } = parseBatch(batch.messages);
-      const outcomes = await settle(deps, batch.partition, accepted);
-      countOutcomes(deps, outcomes, rejections);
+      const { events, messages, rejections, dropped, miskeyed } = parseBatch(batch.messages);
+      const outcomes = await settle(deps, batch.partition, events);
+      countOutcomes(deps, messages, outcomes, rejections);
       deps.metrics.droppedFields.inc({ topic: deps.topic }, dropped);
       if (miskeyed > 0) {
         deps.metrics.miskeyed.inc({ topic: deps.topic }, miskeyed);
@@ -143,13 +141,17 @@ function assigned(deps: TelemetryProjectorDeps, partitions: readonly number[]): 
   }
 }
 
-/** Each message parsed once: the events to fold, the rejections, what was dropped or miskeyed. */
-function parseBatch(messages: readonly KafkaMessage[]) {
+/**
+ * Each message parsed once: the events to fold and their messages (same positions), the
+ * rejections, what was dropped or miskeyed.
+ */
+function parseBatch(all: readonly KafkaMessage[]) {
   const rejections: Rejection[] = [];
-  const accepted: Accepted[] = [];
+  const events: ProjectionEvent[] = [];
+  const messages: KafkaMessage[] = [];
   let dropped = 0;
   let miskeyed = 0;
-  for (const message of messages) {
+  for (const message of all) {
     const parsed = parseTelemetryMessage(message.value);
     if (!parsed.ok) {
       rejections.push({ message, reason: parsed.reason, detail: parsed.detail });
@@ -157,9 +159,10 @@ function parseBatch(messages: readonly KafkaMessage[]) {
     }
     dropped += parsed.droppedKeys.length;
     if (!sameKey(message.key, parsed.event.installationId)) miskeyed++;
-    accepted.push({ message, event: parsed.event });
+    events.push(parsed.event);
+    messages.push(message);
   }
-  return { accepted, rejections, dropped, miskeyed };
+  return { events, messages, rejections, dropped, miskeyed };
 }
 
 /** The key is the installation id in decimal (compared without decoding it to a string). */
@@ -175,69 +178,75 @@ function sameKey(key: Buffer | null, installationId: number): boolean {
   return n === installationId;
 }
 
-/** Folds and writes the accepted events under the partition's lock, until every one settled. */
+/** What became of each event, by its position in the batch's events. */
+type Outcomes = Array<EventOutcome | undefined>;
+
+/** Folds and writes the events under the partition's lock, until every one settled. */
 async function settle(
   deps: TelemetryProjectorDeps,
   partition: number,
-  accepted: readonly Accepted[],
-): Promise<Map<KafkaMessage, EventOutcome>> {
-  const outcomes = new Map<KafkaMessage, EventOutcome>();
+  events: readonly ProjectionEvent[],
+): Promise<Outcomes> {
+  const outcomes: Outcomes = new Array(events.length);
   await deps.owned.lock(partition, async () => {
     const part = deps.owned.partition(partition);
-    let pending: readonly Accepted[] = accepted;
-    for (let i = 0; i < MAX_ATTEMPTS && pending.length > 0; i++)
-      pending = await attempt(deps, partition, part, pending, outcomes);
-    if (pending.length > 0)
+    // Positions of the events still to settle; null: all of them (no copy for the usual pass).
+    let pending: number[] | null = null;
+    for (let i = 0; i < MAX_ATTEMPTS && pending?.length !== 0; i++)
+      pending = await attempt(deps, partition, part, events, pending, outcomes);
+    if (pending?.length !== 0)
       throw new ContentionError(
         `installations kept changing under ${MAX_ATTEMPTS} attempts: ${[
-          ...new Set(pending.map((a) => a.event.installationId)),
+          ...new Set((pending ?? []).map((p) => events[p]?.installationId)),
         ].join(', ')}`,
       );
   });
   return outcomes;
 }
 
-/** One pass over `pending`: records the outcomes it settled, returns the events to redo. */
+/** One pass over the pending events: records the outcomes it settled, returns those to redo. */
 async function attempt(
   deps: TelemetryProjectorDeps,
   partition: number,
   part: PartitionState,
-  pending: readonly Accepted[],
-  outcomes: Map<KafkaMessage, EventOutcome>,
-): Promise<Accepted[]> {
+  events: readonly ProjectionEvent[],
+  pending: readonly number[] | null,
+  outcomes: Outcomes,
+): Promise<number[]> {
   const { topic } = deps;
-  const result = await edgeOf(deps, part, partition).pass(
-    pending.map((a) => a.event),
-    foldContext(deps),
-  );
+  const at = (k: number) => (pending === null ? k : (pending[k] as number));
+  const these = pending === null ? events : pending.map((p) => events[p] as ProjectionEvent);
+  const result = await edgeOf(deps, part, partition).pass(these, foldContext(deps));
   if (result.corrupt.size > 0) {
     deps.metrics.corruptInstallations.inc({ topic }, result.corrupt.size);
     deps.logger.error(
       { topic, installations: Object.fromEntries(result.corrupt) },
       'stored devices unreadable; dead-lettering the events that touch them',
     );
-    for (const { message, event } of pending) {
+    these.forEach((event, k) => {
       const detail = result.corrupt.get(event.installationId);
       if (detail !== undefined)
-        outcomes.set(message, { kind: 'rejected', reason: 'processing_error', detail });
-    }
+        outcomes[at(k)] = { kind: 'rejected', reason: 'processing_error', detail };
+    });
   }
-  for (const [i, outcome] of result.outcomes)
-    outcomes.set((pending[i] as Accepted).message, outcome);
-  return result.redo.map((i) => pending[i] as Accepted);
+  for (const [k, outcome] of result.outcomes) outcomes[at(k)] = outcome;
+  return result.redo.map(at);
 }
 
 function countOutcomes(
   deps: TelemetryProjectorDeps,
-  outcomes: ReadonlyMap<KafkaMessage, EventOutcome>,
+  messages: readonly KafkaMessage[],
+  outcomes: Outcomes,
   rejections: Rejection[],
 ): void {
   const { metrics, topic } = deps;
   let applied = 0;
   let stale = 0;
   let releasesApplied = 0;
-  for (const [message, outcome] of outcomes) {
+  outcomes.forEach((outcome, i) => {
+    if (outcome === undefined) return;
     if (outcome.kind === 'rejected') {
+      const message = messages[i] as KafkaMessage;
       rejections.push({ message, reason: outcome.reason, detail: outcome.detail });
     } else if (outcome.kind === 'stale') {
       stale++;
@@ -248,7 +257,7 @@ function countOutcomes(
       for (const field of outcome.nulledPercentFields) metrics.percentNulled.inc({ field });
       if (outcome.moved) metrics.deviceMoves.inc();
     }
-  }
+  });
   metrics.applied.inc({ topic }, applied);
   metrics.stale.inc({ topic }, stale);
   if (releasesApplied > 0) deps.releases.inc({ direction: 'applied' }, releasesApplied);

@@ -89,22 +89,20 @@ export function flowInputOf(
   category: DeviceCategory,
   record: DeviceRecord,
   lastSeenPreciseMs?: number,
-  /** An input of the same device its caller owns, written over instead of a new one. */
-  into?: FlowInput,
 ): FlowInput {
   const battery = category === 'battery';
-  const out = (into ?? {}) as { -readonly [K in keyof FlowInput]: FlowInput[K] };
-  out.category = category;
-  out.lastSeenMs =
-    lastSeenPreciseMs === undefined
-      ? lastSeenMsOf(record)
-      : Math.floor(lastSeenPreciseMs / 1000) * 1000;
-  out.powerAc = POWER_AC.has(category) ? num(record.powerAc) : null;
-  out.solar = category === 'inverter' ? solarOf(record) : null;
-  out.powerDc = battery ? num(record.powerDc) : null;
-  out.soe = battery ? num(record.soe) : null;
-  out.ratedEnergy = battery ? num(record.ratedEnergy) : null;
-  return out;
+  return {
+    category,
+    lastSeenMs:
+      lastSeenPreciseMs === undefined
+        ? lastSeenMsOf(record)
+        : Math.floor(lastSeenPreciseMs / 1000) * 1000,
+    powerAc: POWER_AC.has(category) ? num(record.powerAc) : null,
+    solar: category === 'inverter' ? solarOf(record) : null,
+    powerDc: battery ? num(record.powerDc) : null,
+    soe: battery ? num(record.soe) : null,
+    ratedEnergy: battery ? num(record.ratedEnergy) : null,
+  };
 }
 
 function batterySoe(batteries: readonly FlowInput[]): number | null {

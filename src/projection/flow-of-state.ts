@@ -1,4 +1,9 @@
-import { computeFlowFromInputs, serializeEnergyFlow } from '../domain/energy-flow.js';
+import {
+  computeFlowFromInputs,
+  type FlowInput,
+  flowInputOf,
+  serializeEnergyFlow,
+} from '../domain/energy-flow.js';
 import type { DeviceEntry, StoredFlow } from './installation-state.js';
 
 // The flow an installation serves, from the devices it holds (their flow inputs, in order).
@@ -9,10 +14,14 @@ export function flowOfDevices(
   onlineWindowSeconds: number,
 ): StoredFlow {
   const inputs = [];
-  for (const entry of devices.values()) inputs.push(entry.input);
+  for (const entry of devices.values()) inputs.push(flowInputOfEntry(entry));
   const flow = computeFlowFromInputs(inputs, nowMs, onlineWindowSeconds);
   return { data: serializeEnergyFlow(flow.data), validUntilMs: flow.validUntilMs };
 }
+
+/** The record's lastSeenDate was written from meta.lastSeenMs: no date to parse back. */
+export const flowInputOfEntry = (entry: DeviceEntry): FlowInput =>
+  flowInputOf(entry.category, entry.record, entry.meta.lastSeenMs);
 
 export const sameFlow = (a: StoredFlow, b: StoredFlow): boolean =>
   a.data === b.data && a.validUntilMs === b.validUntilMs;

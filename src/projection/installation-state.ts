@@ -1,6 +1,5 @@
 import type { DeviceCategory } from '../domain/device-fields.js';
 import type { DeviceMeta, DeviceRecord } from '../domain/device-record.js';
-import type { FlowInput } from '../domain/energy-flow.js';
 
 // What the owner of a telemetry partition keeps in memory per installation: exactly what the
 // fold needs, loaded from Redis once (src/read-model/installation-load.ts), so projecting a
@@ -9,8 +8,9 @@ import type { FlowInput } from '../domain/energy-flow.js';
 /**
  * One device as the installation holds it: the served record and what the fold derives from it.
  * Its JSON is not kept: the write edge serializes the devices a batch changed, and memory holds
- * one copy of each record instead of two. The fold updates a held device in place (its record,
- * meta and input objects): nothing per event that memory keeps, so nothing old to collect.
+ * one copy of each record instead of two; its flow inputs are derived when a flow is computed,
+ * not kept. The fold updates a held device in place (its record and meta objects): nothing per
+ * event that memory keeps, so nothing old to collect.
  */
 export interface DeviceEntry {
   readonly category: DeviceCategory;
@@ -18,7 +18,6 @@ export interface DeviceEntry {
   record: DeviceRecord;
   /** Precise first/last observation (the record's date-times are whole seconds). */
   readonly meta: { firstSeenMs: number; lastSeenMs: number };
-  readonly input: FlowInput;
 }
 
 /** The flow as stored: `data` JSON (`null` when nothing is online) and its validity. */

@@ -7,7 +7,6 @@ import {
   type DeviceRecord,
   futureSkewRejection,
 } from '../domain/device-record.js';
-import { flowInputOf } from '../domain/energy-flow.js';
 import type { DeviceRemovedEvent, DeviceStateEvent, TelemetryEvent } from '../domain/events.js';
 import type { DeviceReleasedEvent } from './device-released.js';
 import { flowOfDevices, sameFlow } from './flow-of-state.js';
@@ -77,8 +76,6 @@ export function deviceEntry(
     // read back and checked (readStoredDevice). Serialized at the write.
     record,
     meta,
-    // The record's lastSeenDate was written from meta.lastSeenMs: no date to parse back.
-    input: flowInputOf(category, record, meta.lastSeenMs),
   };
 }
 
@@ -171,8 +168,6 @@ class FoldRun {
     entry.record = record;
     entry.meta.firstSeenMs = meta.firstSeenMs;
     entry.meta.lastSeenMs = meta.lastSeenMs;
-    // The record's lastSeenDate was written from meta.lastSeenMs: no date to parse back.
-    flowInputOf(entry.category, record, meta.lastSeenMs, entry.input);
     this.touch(id).set.set(field, entry);
   }
 

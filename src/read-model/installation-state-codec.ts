@@ -1,6 +1,6 @@
 import type { DeviceCategory } from '../domain/device-fields.js';
 import { metaFromRecord, readStoredDevice } from '../domain/device-record.js';
-import { flowInputOf } from '../domain/energy-flow.js';
+import { flowInputOfEntry } from '../projection/flow-of-state.js';
 import type {
   DeviceEntry,
   InstallationState,
@@ -18,7 +18,7 @@ export const REVISION_FIELD = '#rev';
 
 /** The flow-inputs value of one device: precise times first (the Lua script reads lastSeenMs). */
 export const encodeDeviceInputs = (entry: DeviceEntry): string =>
-  `${entry.meta.firstSeenMs};${entry.meta.lastSeenMs};${encodeFlowInput(entry.input)}`;
+  `${entry.meta.firstSeenMs};${entry.meta.lastSeenMs};${encodeFlowInput(flowInputOfEntry(entry))}`;
 
 const TIMES = /^(-?\d+);(-?\d+);/;
 
@@ -94,5 +94,5 @@ function decodeDevice(
     : metaFromRecord(record);
   if (meta === null)
     throw new CorruptStoredDataError(id, `${category} ${deviceId} has no seen dates`);
-  return { category, deviceId, record, meta, input: flowInputOf(category, record) };
+  return { category, deviceId, record, meta };
 }
