@@ -151,8 +151,11 @@ async function passOver(
     states.set(state.id, state);
   }
   const restore = (back: Loaded) => {
-    // Unreadable since the pass began: the retry's first read dead-letters its events.
-    if (back.corrupt.size > 0) throw new Error('stored devices became unreadable during a pass');
+    // Unreadable since the pass began: retried, the pass's first read dead-letters its events.
+    if (back.corrupt.size > 0)
+      throw Object.assign(new Error('stored devices became unreadable during a pass'), {
+        retriable: true,
+      });
     for (const [id, state] of back.states) {
       cache.set(state);
       states.set(id, state);
