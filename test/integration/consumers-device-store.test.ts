@@ -263,13 +263,22 @@ describe('telemetry write path', () => {
 });
 
 describe('memory after a write that did not land', () => {
-  it('reads an installation back when its write failed: a removal retried still deletes', async () => {
-    const id = 30;
+  /** Makes the installation's writes fail before they change anything; returns the repair. */
+  async function failWrites(id: number): Promise<() => Promise<void>> {
     const fi = flowInputsKey(keys, id);
-    await batch([event(id, 'battery', 3000, NOW - 10_000, creating.battery)]);
-    // The write fails before it changes anything: the installation's first command errs.
+    // The write script's first command reads this hash: a string there makes it err.
     await redis.rename(fi, `${fi}:aside`);
     await redis.set(fi, 'not a hash');
+    return async () => {
+      await redis.del(fi);
+      await redis.rename(`${fi}:aside`, fi);
+    };
+  }
+
+  it('reads an installation back when its write failed: a removal retried still deletes', async () => {
+    const id = 30;
+    await batch([event(id, 'battery', 3000, NOW - 10_000, creating.battery)]);
+    const repair = await failWrites(id);
     const removal = {
       type: 'device.removed',
       installationId: id,
@@ -278,8 +287,7 @@ describe('memory after a write that did not land', () => {
       occurredAt: new Date(NOW - 5_000).toISOString(),
     } as const;
     await expect(edge.pass([removal], ctx)).rejects.toThrow(/WRONGTYPE/);
-    await redis.del(fi);
-    await redis.rename(`${fi}:aside`, fi);
+    await repair();
     // The retry folds from what Redis holds, not from the copy the failed fold had changed.
     const retried = await edge.pass([removal], ctx);
     expect(retried.outcomes.get(0)?.kind).toBe('applied');
@@ -289,14 +297,11 @@ describe('memory after a write that did not land', () => {
 
   it('reads an installation back when its write failed: a live update retried is written', async () => {
     const id = 31;
-    const fi = flowInputsKey(keys, id);
     await batch([event(id, 'battery', 3100, NOW - 10_000, creating.battery)]);
-    await redis.rename(fi, `${fi}:aside`);
-    await redis.set(fi, 'not a hash');
+    const repair = await failWrites(id);
     const live = event(id, 'battery', 3100, NOW - 5_000, { powerDc: 42 });
     await expect(edge.pass([live], ctx)).rejects.toThrow(/WRONGTYPE/);
-    await redis.del(fi);
-    await redis.rename(`${fi}:aside`, fi);
+    await repair();
     await batch([live]);
     const record = JSON.parse((await redis.hget(keys.devices(id), 'battery:3100')) as string);
     expect(record).toMatchObject({ powerDc: 42, lastSeenDate: expect.any(String) });
