@@ -391,11 +391,7 @@ function applySeen(run: FoldRun, event: DeviceReleasedEvent): EventOutcome {
   }
   if (atMs >= mine.meta.firstSeenMs) return INTERNAL;
   const record = { ...mine.record, firstSeenDate: formatDateTime(atMs) };
-  run.put(
-    inst,
-    field,
-    deviceEntry(category, deviceId, record, { ...mine.meta, firstSeenMs: atMs }),
-  );
+  run.update(inst, field, mine, record, { ...mine.meta, firstSeenMs: atMs });
   return INTERNAL;
 }
 
