@@ -53,8 +53,12 @@ export async function startConsumers(deps: ConsumerDeps): Promise<ConsumerApp> {
   const stopGcCount = countGcPauses(metrics.registry);
   const { admin, producer } = await connectKafka(kafka, config);
   let fatal: ConsumerFailure | null = null;
-  const onFailure = (failure: ConsumerFailure) => {
+  // The first failure is the one readiness and the exit report name.
+  const markFatal = (failure: ConsumerFailure) => {
     fatal ??= failure;
+  };
+  const onFailure = (failure: ConsumerFailure) => {
+    markFatal(failure);
     void reportFailure({
       failure,
       admin,
@@ -84,22 +88,8 @@ export async function startConsumers(deps: ConsumerDeps): Promise<ConsumerApp> {
     logger,
   });
   refreshLag = lag.refresh;
-  const guard = await startModelGuard({
-    redis: deps.redis,
-    keys,
-    admin,
-    groups: runners,
-    intervalMs: config.consumer.lagIntervalMs,
-    clock,
-    logger,
-    onLost: () => {
-      metrics.modelLost.set(1);
-      const failure = readModelLost(runners, config.consumer.groupId);
-      fatal ??= failure;
-      // Stop consuming at once; the process exits after the grace period (main.ts).
-      void Promise.all(runners.map((r) => r.stop())).finally(() => deps.onFatal?.(failure));
-    },
-  });
+  const parts = { keys, admin, runners, metrics, logger, clock };
+  const guard = await guardReadModel(deps, parts, markFatal);
   metrics.modelLost.set(guard.lost() ? 1 : 0);
   if (!guard.lost()) await Promise.all(runners.map((r) => r.start()));
 
@@ -133,6 +123,38 @@ export async function startConsumers(deps: ConsumerDeps): Promise<ConsumerApp> {
       logger.info('consumers stopped');
     },
   };
+}
+
+/** The lost-model guard: a lost read model stops every runner at once (main.ts then exits). */
+function guardReadModel(
+  deps: ConsumerDeps,
+  parts: {
+    keys: ReturnType<typeof createKeys>;
+    admin: Admin;
+    runners: readonly TopicRunner[];
+    metrics: ReturnType<typeof createConsumerMetrics>;
+    logger: Logger;
+    clock: () => number;
+  },
+  onLost: (failure: ConsumerFailure) => void,
+) {
+  const { runners, metrics } = parts;
+  return startModelGuard({
+    redis: deps.redis,
+    keys: parts.keys,
+    admin: parts.admin,
+    groups: runners,
+    intervalMs: deps.config.consumer.lagIntervalMs,
+    clock: parts.clock,
+    logger: parts.logger,
+    onLost: () => {
+      metrics.modelLost.set(1);
+      const failure = readModelLost(runners, deps.config.consumer.groupId);
+      onLost(failure);
+      // Stop consuming at once; the process exits after the grace period (main.ts).
+      void Promise.all(runners.map((r) => r.stop())).finally(() => deps.onFatal?.(failure));
+    },
+  });
 }
 
 /**
