@@ -63,7 +63,9 @@ export function createDeviceMovesProjector(deps: {
           pending.map((j) => events[j] as DeviceReleasedEvent),
           deps.ctx(),
         );
-        for (const [k, outcome] of result.outcomes) outcomes.set(pending[k] as number, outcome);
+        result.outcomes.forEach((outcome, k) => {
+          if (outcome) outcomes.set(pending[k] as number, outcome);
+        });
         for (const [id, detail] of result.corrupt)
           deps.logger.error({ installationId: id, detail }, 'stored devices unreadable');
         pending = result.redo.map((k) => pending[k] as number);

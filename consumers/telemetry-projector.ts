@@ -229,7 +229,9 @@ async function attempt(
         outcomes[at(k)] = { kind: 'rejected', reason: 'processing_error', detail };
     });
   }
-  for (const [k, outcome] of result.outcomes) outcomes[at(k)] = outcome;
+  result.outcomes.forEach((outcome, k) => {
+    outcomes[at(k)] = outcome;
+  });
   return result.redo.map(at);
 }
 

@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { topicSpecs } from '../../consumers/kafka/topics.js';
-import { createKeys, deviceField, flowInputsKey } from '../../src/read-model/keys.js';
+import { decodeDeviceTimes } from '../../src/read-model/installation-state-codec.js';
+import { createKeys, deviceField, deviceTimesKey } from '../../src/read-model/keys.js';
 import { createRng, type Rng } from '../../tools/sim/random.js';
 import {
   type BareClient,
@@ -314,7 +315,7 @@ export function startFreshness(
         const event = stateEvent(inst, device, intended, liveState(rng, device.category));
         messages.push({ key: String(inst), value: JSON.stringify(event) });
         if (produced % probeEvery === 0) {
-          const key = `${flowInputsKey(keys, inst)} ${deviceField(device.category, device.deviceId)}`;
+          const key = `${deviceTimesKey(keys, inst)} ${deviceField(device.category, device.deviceId)}`;
           if (!pending.has(key)) {
             pending.set(key, intended);
             probes++;
@@ -347,7 +348,7 @@ export function startFreshness(
         const now = Date.now();
         entries.forEach(([key, observed], i) => {
           const stored = (replies[i]?.[1] as string | null) ?? '';
-          const last = Number(/^-?\d+;(-?\d+);/.exec(stored)?.[1] ?? 0);
+          const last = decodeDeviceTimes(stored)?.lastSeenMs ?? 0;
           if (last >= observed) {
             latencies.push(now - observed);
             pending.delete(key);

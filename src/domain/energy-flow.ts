@@ -27,32 +27,11 @@ export interface FlowDevice {
   readonly record: DeviceRecord;
 }
 
-/**
- * The few values of one device that its installation's flow depends on: what the consumers keep
- * per device beside the record, so a flow is computed without parsing whole records.
- */
-export interface FlowInput {
-  readonly category: DeviceCategory;
-  /** The served (whole-second) lastSeenDate as epoch ms; null when unset. */
-  readonly lastSeenMs: number | null;
-  /** inverter, energyMeter, evCharger, boiler. */
-  readonly powerAc: number | null;
-  /** inverter: powerDcPvTotal, else the sum of powerDcPv1-6. */
-  readonly solar: number | null;
-  /** battery. */
-  readonly powerDc: number | null;
-  readonly soe: number | null;
-  readonly ratedEnergy: number | null;
-}
-
 const num = (v: unknown): number | null => (typeof v === 'number' ? v : null);
 
-/** Sum of the non-null values; null when none reports, never 0. */
-function sum(values: ReadonlyArray<number | null>): number | null {
-  let total: number | null = null;
-  for (const v of values) if (v !== null) total = (total ?? 0) + v;
-  return total;
-}
+/** Adds a value to a sum of the non-null values: null while none reports, never 0. */
+const plus = (total: number | null, v: number | null): number | null =>
+  v === null ? total : (total ?? 0) + v;
 
 /** Half away from zero, so that negating before or after rounding agrees; never -0. */
 export function roundWhole(value: number | null): number | null {
@@ -71,50 +50,6 @@ function solarOf(inverter: DeviceRecord): number | null {
     if (v !== null) solar = (solar ?? 0) + v;
   }
   return solar;
-}
-
-const POWER_AC: ReadonlySet<DeviceCategory> = new Set([
-  'inverter',
-  'energyMeter',
-  'evCharger',
-  'boiler',
-]);
-
-/**
- * The flow inputs of one record; only the values its category contributes are set. A caller
- * holding the precise time the record's lastSeenDate was written from passes it, which spares
- * parsing the date back (the served date is that time cut to whole seconds).
- */
-export function flowInputOf(
-  category: DeviceCategory,
-  record: DeviceRecord,
-  lastSeenPreciseMs?: number,
-): FlowInput {
-  const battery = category === 'battery';
-  return {
-    category,
-    lastSeenMs:
-      lastSeenPreciseMs === undefined
-        ? lastSeenMsOf(record)
-        : Math.floor(lastSeenPreciseMs / 1000) * 1000,
-    powerAc: POWER_AC.has(category) ? num(record.powerAc) : null,
-    solar: category === 'inverter' ? solarOf(record) : null,
-    powerDc: battery ? num(record.powerDc) : null,
-    soe: battery ? num(record.soe) : null,
-    ratedEnergy: battery ? num(record.ratedEnergy) : null,
-  };
-}
-
-function batterySoe(batteries: readonly FlowInput[]): number | null {
-  const reporting = batteries.filter((b) => b.soe !== null);
-  if (reporting.length === 0) return null;
-  const soes = reporting.map((b) => b.soe as number);
-  const weights = reporting.map((b) => b.ratedEnergy);
-  if (weights.every((w) => w !== null && w > 0)) {
-    const total = (weights as number[]).reduce((a, w) => a + w, 0);
-    return soes.reduce((a, s, i) => a + s * (weights[i] as number), 0) / total;
-  }
-  return soes.reduce((a, s) => a + s, 0) / soes.length;
 }
 
 /**
@@ -142,57 +77,104 @@ export function computeEnergyFlow(
   nowMs: number,
   onlineWindowSeconds: number,
 ): EnergyFlow {
-  return computeFlowFromInputs(
-    devices.map((d) => flowInputOf(d.category, d.record)),
-    nowMs,
-    onlineWindowSeconds,
-  );
+  const totals = new FlowTotals(nowMs, onlineWindowSeconds);
+  for (const d of devices) totals.add(d.category, d.record);
+  return totals.flow();
 }
 
-/** computeEnergyFlow over the devices' flow inputs (in the same order: sums are in that order). */
-export function computeFlowFromInputs(
-  devices: Iterable<FlowInput>,
-  nowMs: number,
-  onlineWindowSeconds: number,
-): EnergyFlow {
-  const byCategory = new Map<DeviceCategory, FlowInput[]>();
-  let latest = Number.NEGATIVE_INFINITY;
-  let earliest = Number.POSITIVE_INFINITY;
-  for (const device of devices) {
-    const last = device.lastSeenMs;
-    if (last === null || !isOnlineAt(last, nowMs, onlineWindowSeconds)) continue;
-    latest = Math.max(latest, last);
-    earliest = Math.min(earliest, last);
-    const list = byCategory.get(device.category) ?? [];
-    list.push(device);
-    byCategory.set(device.category, list);
-  }
-  if (latest === Number.NEGATIVE_INFINITY) return { data: null, validUntilMs: 0 };
+/**
+ * computeEnergyFlow one device at a time, with no object per device: each sum is taken in the
+ * order the devices are added, so the same devices in the same order give the same numbers.
+ */
+export class FlowTotals {
+  private latest = Number.NEGATIVE_INFINITY;
+  private earliest = Number.POSITIVE_INFINITY;
+  private inverterAc: number | null = null;
+  private solar: number | null = null;
+  private meterAc: number | null = null;
+  private evChargerAc: number | null = null;
+  private boilerAc: number | null = null;
+  private batteryDc: number | null = null;
+  // Battery state of energy: weighted by ratedEnergy when every reporting battery has one > 0.
+  private soeCount = 0;
+  private soeSum = 0;
+  private soeWeighted = 0;
+  private weightSum = 0;
+  private allWeighted = true;
 
-  const of = (c: DeviceCategory) => byCategory.get(c) ?? [];
-  const powerAc = (c: DeviceCategory) => sum(of(c).map((d) => d.powerAc));
-  const inverterPower = roundWhole(powerAc('inverter'));
-  const meterPower = powerAc('energyMeter');
-  const gridPower = roundWhole(meterPower === null ? null : -meterPower);
-  const evChargerPower = roundWhole(powerAc('evCharger'));
-  const boilerPower = roundWhole(powerAc('boiler'));
-  // From the rounded parts, so the served numbers add up for a client.
-  const housePower =
-    gridPower === null
-      ? null
-      : Math.max(0, (inverterPower ?? 0) + gridPower - (evChargerPower ?? 0) - (boilerPower ?? 0));
-  const data: EnergyFlowData = {
-    inverterPower,
-    solarPower: roundWhole(sum(of('inverter').map((d) => d.solar))),
-    batteryPower: roundWhole(sum(of('battery').map((d) => d.powerDc))),
-    batterySoe: roundWhole(batterySoe(of('battery'))),
-    gridPower,
-    housePower,
-    evChargerPower,
-    boilerPower,
-    lastUpdated: formatDateTime(latest),
-  };
-  return { data, validUntilMs: earliest + onlineWindowSeconds * 1000 };
+  constructor(
+    private readonly nowMs: number,
+    private readonly onlineWindowSeconds: number,
+  ) {}
+
+  /**
+   * A caller holding the precise time the record's lastSeenDate was written from passes it,
+   * which spares parsing the date back (the served date is that time cut to whole seconds).
+   */
+  add(category: DeviceCategory, record: DeviceRecord, lastSeenPreciseMs?: number): void {
+    const last =
+      lastSeenPreciseMs === undefined
+        ? lastSeenMsOf(record)
+        : Math.floor(lastSeenPreciseMs / 1000) * 1000;
+    if (last === null || !isOnlineAt(last, this.nowMs, this.onlineWindowSeconds)) return;
+    this.latest = Math.max(this.latest, last);
+    this.earliest = Math.min(this.earliest, last);
+    if (category === 'inverter') {
+      this.inverterAc = plus(this.inverterAc, num(record.powerAc));
+      this.solar = plus(this.solar, solarOf(record));
+    } else if (category === 'energyMeter') this.meterAc = plus(this.meterAc, num(record.powerAc));
+    else if (category === 'evCharger')
+      this.evChargerAc = plus(this.evChargerAc, num(record.powerAc));
+    else if (category === 'boiler') this.boilerAc = plus(this.boilerAc, num(record.powerAc));
+    else if (category === 'battery') this.addBattery(record);
+  }
+
+  private addBattery(record: DeviceRecord): void {
+    this.batteryDc = plus(this.batteryDc, num(record.powerDc));
+    const soe = num(record.soe);
+    if (soe === null) return;
+    const weight = num(record.ratedEnergy);
+    this.soeCount++;
+    this.soeSum += soe;
+    if (weight !== null && weight > 0) {
+      this.soeWeighted += soe * weight;
+      this.weightSum += weight;
+    } else this.allWeighted = false;
+  }
+
+  flow(): EnergyFlow {
+    if (this.latest === Number.NEGATIVE_INFINITY) return { data: null, validUntilMs: 0 };
+    const inverterPower = roundWhole(this.inverterAc);
+    const gridPower = roundWhole(this.meterAc === null ? null : -this.meterAc);
+    const evChargerPower = roundWhole(this.evChargerAc);
+    const boilerPower = roundWhole(this.boilerAc);
+    // From the rounded parts, so the served numbers add up for a client.
+    const housePower =
+      gridPower === null
+        ? null
+        : Math.max(
+            0,
+            (inverterPower ?? 0) + gridPower - (evChargerPower ?? 0) - (boilerPower ?? 0),
+          );
+    const soe =
+      this.soeCount === 0
+        ? null
+        : this.allWeighted
+          ? this.soeWeighted / this.weightSum
+          : this.soeSum / this.soeCount;
+    const data: EnergyFlowData = {
+      inverterPower,
+      solarPower: roundWhole(this.solar),
+      batteryPower: roundWhole(this.batteryDc),
+      batterySoe: roundWhole(soe),
+      gridPower,
+      housePower,
+      evChargerPower,
+      boilerPower,
+      lastUpdated: formatDateTime(this.latest),
+    };
+    return { data, validUntilMs: this.earliest + this.onlineWindowSeconds * 1000 };
+  }
 }
 
 /** `data` as ready-to-send JSON, in spec key order; `null` when nothing is online. */

@@ -1,27 +1,20 @@
-import {
-  computeFlowFromInputs,
-  type FlowInput,
-  flowInputOf,
-  serializeEnergyFlow,
-} from '../domain/energy-flow.js';
+import { FlowTotals, serializeEnergyFlow } from '../domain/energy-flow.js';
 import type { DeviceEntry, StoredFlow } from './installation-state.js';
 
-// The flow an installation serves, from the devices it holds (their flow inputs, in order).
+// The flow an installation serves, from the devices it holds (in order).
 
 export function flowOfDevices(
   devices: ReadonlyMap<string, DeviceEntry>,
   nowMs: number,
   onlineWindowSeconds: number,
 ): StoredFlow {
-  const inputs = [];
-  for (const entry of devices.values()) inputs.push(flowInputOfEntry(entry));
-  const flow = computeFlowFromInputs(inputs, nowMs, onlineWindowSeconds);
+  const totals = new FlowTotals(nowMs, onlineWindowSeconds);
+  // The record's lastSeenDate was written from meta.lastSeenMs: no date to parse back.
+  for (const entry of devices.values())
+    totals.add(entry.category, entry.record, entry.meta.lastSeenMs);
+  const flow = totals.flow();
   return { data: serializeEnergyFlow(flow.data), validUntilMs: flow.validUntilMs };
 }
-
-/** The record's lastSeenDate was written from meta.lastSeenMs: no date to parse back. */
-export const flowInputOfEntry = (entry: DeviceEntry): FlowInput =>
-  flowInputOf(entry.category, entry.record, entry.meta.lastSeenMs);
 
 export const sameFlow = (a: StoredFlow, b: StoredFlow): boolean =>
   a.data === b.data && a.validUntilMs === b.validUntilMs;

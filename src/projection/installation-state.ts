@@ -8,9 +8,9 @@ import type { DeviceMeta, DeviceRecord } from '../domain/device-record.js';
 /**
  * One device as the installation holds it: the served record and what the fold derives from it.
  * Its JSON is not kept: the write edge serializes the devices a batch changed, and memory holds
- * one copy of each record instead of two; its flow inputs are derived when a flow is computed,
- * not kept. The fold updates a held device in place (its record and meta objects): nothing per
- * event that memory keeps, so nothing old to collect.
+ * one copy of each record instead of two; a flow is computed from the records themselves. The
+ * fold updates a held device in place (its record and meta objects): nothing per event that
+ * memory keeps, so nothing old to collect.
  */
 export interface DeviceEntry {
   readonly category: DeviceCategory;

@@ -9,7 +9,7 @@ import { CorruptStoredDataError, decodeInstallationState } from './installation-
 import {
   deletionMarkerKey,
   deviceIndexKey,
-  flowInputsKey,
+  deviceTimesKey,
   parseDeviceField,
   type ReadModelKeys,
 } from './keys.js';
@@ -51,25 +51,25 @@ export async function loadForBatch(
   for (const id of installations)
     pipeline.loadInstallation(
       keys.devices(id),
-      flowInputsKey(keys, id),
+      deviceTimesKey(keys, id),
       deletionMarkerKey(keys, id),
       keys.flow(id),
     );
   for (const field of indexFields) pipeline.get(deviceIndexKey(keys, field));
   for (const [field, inst] of carried) {
     pipeline.hget(keys.devices(inst), field);
-    pipeline.hget(flowInputsKey(keys, inst), field);
+    pipeline.hget(deviceTimesKey(keys, inst), field);
   }
   const replies = await execOrThrow(pipeline);
   installations.forEach((id, i) => {
-    const [marker, inputs, devices, flow] = replies[i] as [
+    const [marker, times, devices, flow] = replies[i] as [
       string | null,
       string[],
       string[],
       Array<string | null>,
     ];
     try {
-      out.states.set(id, decodeInstallationState(id, marker, inputs, devices, flow));
+      out.states.set(id, decodeInstallationState(id, marker, times, devices, flow));
     } catch (error) {
       if (!(error instanceof CorruptStoredDataError)) throw error;
       out.corrupt.set(id, error.message);
@@ -93,14 +93,14 @@ function carriedDevice(
   inst: number,
   field: string,
   json: string | null,
-  inputs: unknown,
+  times: unknown,
 ): CarriedDevice | undefined {
   if (json === null || !parseDeviceField(field)) return undefined;
   try {
     const entry = decodeInstallationState(
       inst,
       null,
-      typeof inputs === 'string' ? [field, inputs] : [],
+      typeof times === 'string' ? [field, times] : [],
       [field, json],
       [],
     ).devices.get(field);

@@ -1,26 +1,31 @@
 import type { DeviceCategory } from '../domain/device-fields.js';
-import { metaFromRecord, readStoredDevice } from '../domain/device-record.js';
-import { flowInputOfEntry } from '../projection/flow-of-state.js';
+import { type DeviceMeta, metaFromRecord, readStoredDevice } from '../domain/device-record.js';
 import type {
   DeviceEntry,
   InstallationState,
   StoredFlow,
 } from '../projection/installation-state.js';
-import { encodeFlowInput } from './flow-inputs.js';
 import { parseDeviceField } from './keys.js';
 
 // How an installation's state is laid out in its slot (src/read-model/keys.ts): the devices
-// hash (records, as served), the flow-inputs hash (field -> '<firstSeenMs>;<lastSeenMs>;<flow
-// inputs>', plus '#rev'), the flow hash and the deletion marker. Pure: parses what
+// hash (records, as served), the device-times hash (field -> '<firstSeenMs>;<lastSeenMs>', plus
+// '#rev'), the flow hash and the deletion marker. Pure: parses what
 // load-installation-4.lua returns, encodes what write-installation-4.lua stores.
 
 export const REVISION_FIELD = '#rev';
 
-/** The flow-inputs value of one device: precise times first (the Lua script reads lastSeenMs). */
-export const encodeDeviceInputs = (entry: DeviceEntry): string =>
-  `${entry.meta.firstSeenMs};${entry.meta.lastSeenMs};${encodeFlowInput(flowInputOfEntry(entry))}`;
+/** The device-times value of one device (the Lua script reads lastSeenMs from it). */
+export const encodeDeviceTimes = (meta: DeviceMeta): string =>
+  `${meta.firstSeenMs};${meta.lastSeenMs}`;
 
-const TIMES = /^(-?\d+);(-?\d+);/;
+// A third part (flow inputs, written by earlier releases) is left unread.
+const TIMES = /^(-?\d+);(-?\d+)(?:;|$)/;
+
+/** A stored device-times value; null when it is not one. */
+export function decodeDeviceTimes(value: string | undefined): DeviceMeta | null {
+  const times = value === undefined ? null : TIMES.exec(value);
+  return times ? { firstSeenMs: Number(times[1]), lastSeenMs: Number(times[2]) } : null;
+}
 
 /** A stored device record cannot be read back: the installation's events are dead-lettered. */
 export class CorruptStoredDataError extends Error {
@@ -38,13 +43,13 @@ export class CorruptStoredDataError extends Error {
 export function decodeInstallationState(
   id: number,
   marker: string | null,
-  inputsFlat: readonly string[],
+  timesFlat: readonly string[],
   devicesFlat: readonly string[],
   flow: readonly (string | null)[],
 ): InstallationState {
-  const inputs = new Map<string, string>();
-  for (let i = 0; i + 1 < inputsFlat.length; i += 2)
-    inputs.set(inputsFlat[i] as string, inputsFlat[i + 1] as string);
+  const times = new Map<string, string>();
+  for (let i = 0; i + 1 < timesFlat.length; i += 2)
+    times.set(timesFlat[i] as string, timesFlat[i + 1] as string);
   const devices = new Map<string, DeviceEntry>();
   for (let i = 0; i + 1 < devicesFlat.length; i += 2) {
     const field = devicesFlat[i] as string;
@@ -57,7 +62,7 @@ export function decodeInstallationState(
         device.category,
         device.deviceId,
         devicesFlat[i + 1] as string,
-        inputs.get(field),
+        times.get(field),
       ),
     );
   }
@@ -67,7 +72,7 @@ export function decodeInstallationState(
   };
   return {
     id,
-    revision: Number(inputs.get(REVISION_FIELD) ?? 0),
+    revision: Number(times.get(REVISION_FIELD) ?? 0),
     deletedAtMs: marker === null ? null : Number(marker),
     devices,
     flow: storedFlow,
@@ -79,7 +84,7 @@ function decodeDevice(
   category: DeviceCategory,
   deviceId: number,
   json: string,
-  inputs: string | undefined,
+  times: string | undefined,
 ): DeviceEntry {
   let record: ReturnType<typeof readStoredDevice>;
   try {
@@ -87,11 +92,8 @@ function decodeDevice(
   } catch (error) {
     throw new CorruptStoredDataError(id, (error as Error).message);
   }
-  const times = inputs === undefined ? null : TIMES.exec(inputs);
   // Written before precise times were kept: the record's whole seconds.
-  const meta = times
-    ? { firstSeenMs: Number(times[1]), lastSeenMs: Number(times[2]) }
-    : metaFromRecord(record);
+  const meta = decodeDeviceTimes(times) ?? metaFromRecord(record);
   if (meta === null)
     throw new CorruptStoredDataError(id, `${category} ${deviceId} has no seen dates`);
   return { category, deviceId, record, meta };

@@ -4,7 +4,7 @@ import {
   changeChannel,
   deletionMarkerKey,
   deviceIndexKey,
-  flowInputsKey,
+  deviceTimesKey,
   pendingReleaseKey,
   type ReadModelKeys,
 } from './keys.js';
@@ -66,7 +66,7 @@ export function createInstallationStore(deps: {
         keys.acl(id),
         deletionMarkerKey(keys, id),
         pendingReleaseKey(keys, id),
-        flowInputsKey(keys, id),
+        deviceTimesKey(keys, id),
         changeChannel(keys, id),
         deletedAtMs,
         tombstone ? 'tombstone' : 'event',

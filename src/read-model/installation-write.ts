@@ -4,11 +4,11 @@ import type { DeviceIndexEntry } from '../projection/installation-state.js';
 import type { IndexOp, InstallationWrite } from '../projection/write-plan.js';
 import { decodeIndexEntry, encodeIndexEntry } from './device-index-entry.js';
 import { execOrThrow } from './exec.js';
-import { encodeDeviceInputs } from './installation-state-codec.js';
+import { encodeDeviceTimes } from './installation-state-codec.js';
 import {
   changeChannel,
   deviceIndexKey,
-  flowInputsKey,
+  deviceTimesKey,
   parseDeviceField,
   type ReadModelKeys,
 } from './keys.js';
@@ -130,7 +130,7 @@ export function writeInstallationArgs(w: InstallationWrite): Array<string | numb
       field,
       // Every record in memory is servable: built from a creating event, or read back checked.
       checkedDeviceJson(entry.category, entry.record),
-      encodeDeviceInputs(entry),
+      encodeDeviceTimes(entry.meta),
       entry.meta.lastSeenMs,
     );
   args.push(...w.removed);
@@ -155,10 +155,10 @@ export async function writeInstallations(
   for (const w of writes)
     pipeline.writeInstallation(
       keys.devices(w.id),
-      flowInputsKey(keys, w.id),
+      deviceTimesKey(keys, w.id),
       keys.flow(w.id),
       changeChannel(keys, w.id),
-      ...writeInstallationArgs(w),
+      writeInstallationArgs(w),
     );
   const never = dueKey === undefined ? [] : schedule(pipeline, dueKey, writes);
   const replies = await execOrThrow(pipeline);

@@ -75,11 +75,12 @@ export const deletionMarkerKey = (keys: ReadModelKeys, installationId: Installat
   keys.internalOf(installationId, 'gone');
 
 /**
- * hash: field `<category>:<deviceId>` -> `<firstSeenMs>;<lastSeenMs>;<flow inputs>` (precise
- * times and src/read-model/flow-inputs.ts), beside the devices hash and written with it; field
- * `#rev` -> the installation's revision, bumped by every writer of its devices or flow.
+ * hash: field `<category>:<deviceId>` -> `<firstSeenMs>;<lastSeenMs>` (precise times: the
+ * records' dates are whole seconds), beside the devices hash and written with it; field `#rev`
+ * -> the installation's revision, bumped by every writer of its devices or flow. Its suffix 'fi'
+ * is from when it also held flow inputs; values written then have a third part, read as before.
  */
-export const flowInputsKey = (keys: ReadModelKeys, installationId: InstallationId): string =>
+export const deviceTimesKey = (keys: ReadModelKeys, installationId: InstallationId): string =>
   keys.internalOf(installationId, 'fi');
 
 /**

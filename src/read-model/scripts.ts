@@ -36,15 +36,18 @@ export type ScriptedRedis = RedisClient & ScriptCommands;
 /** A pipeline of a scripted connection, with the scripts queued like any command. */
 export type ScriptedPipeline = ChainableCommander & {
   releaseDevice(key: string, installationId: Arg): ChainableCommander;
-  /** load-installation-4.lua: devices, flow inputs, gone, flow. */
+  /** load-installation-4.lua: devices, device times, gone, flow. */
   loadInstallation(k1: string, k2: string, k3: string, k4: string): ChainableCommander;
-  /** write-installation-4.lua: devices, flow inputs, flow, change channel, then its ARGV. */
+  /**
+   * write-installation-4.lua: devices, device times, flow, change channel, then its ARGV as one
+   * array: ioredis flattens it once, where a spread would copy it once more.
+   */
   writeInstallation(
     k1: string,
     k2: string,
     k3: string,
     k4: string,
-    ...argv: Arg[]
+    argv: readonly Arg[],
   ): ChainableCommander;
   /** write-acl-entry-3.lua: acl, acl generations, change channel; hash, exp or '', generation. */
   writeAclEntry(k1: string, k2: string, k3: string, ...argv: Arg[]): ChainableCommander;

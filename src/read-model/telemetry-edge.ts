@@ -41,8 +41,8 @@ export interface StateCache {
 }
 
 export interface PassResult {
-  /** By index into the events: what became of each event settled by this pass. */
-  readonly outcomes: Map<number, EventOutcome>;
+  /** By index into the events: what became of each event settled by this pass (a hole: not). */
+  readonly outcomes: readonly (EventOutcome | undefined)[];
   /** Indexes of events to fold again: their installation changed under this pass. */
   readonly redo: number[];
   /** Installations whose stored devices cannot be read back, with why; their events are left out. */
@@ -164,7 +164,7 @@ async function passOver(
   const settled = { states, index: loaded.index, restore };
   const { result, adopted } = await foldSettled(conn, keys, settled, events, ctx);
   const { plan } = result;
-  const outcomes = new Map<number, EventOutcome>();
+  const outcomes: (EventOutcome | undefined)[] = new Array(all.length);
   const claims = new Map<string, readonly IndexOp[]>();
   for (const [field, ops] of plan.index) if (!adopted.has(field)) claims.set(field, ops);
   const indexResults = await applyIndexOps(conn, keys, claims);
@@ -184,7 +184,7 @@ async function passOver(
   events.forEach((event, j) => {
     const i = positions[j] as number;
     if (refused.has(event.installationId)) redo.push(i);
-    else outcomes.set(i, result.outcomes[j] as EventOutcome);
+    else outcomes[i] = result.outcomes[j];
   });
   return { outcomes, redo, corrupt: loaded.corrupt, releases: releases.length };
 }

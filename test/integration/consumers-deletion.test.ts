@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { deviceIndexKey, flowInputsKey, pendingReleaseKey } from '../../src/read-model/keys.js';
+import { deviceIndexKey, deviceTimesKey, pendingReleaseKey } from '../../src/read-model/keys.js';
 import { waitFor } from '../support/stack.js';
 import {
   devicesOf,
@@ -46,7 +46,7 @@ async function expectGone(id: number): Promise<void> {
   expect(await devicesOf(h, id)).toEqual({});
   // The flow inputs go with the devices: a re-created installation must not count old devices.
   // Only the revision stays (bumped: the telemetry owner's copy is refused and reloaded).
-  expect(Object.keys(await h.redis.hgetall(flowInputsKey(h.keys, id)))).toEqual(['#rev']);
+  expect(Object.keys(await h.redis.hgetall(deviceTimesKey(h.keys, id)))).toEqual(['#rev']);
   expect(await h.redis.exists(h.keys.flow(id), h.keys.installation(id))).toBe(0);
 }
 

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { formatDateTime } from '../../src/domain/date-time.js';
 import type { DeviceCategory } from '../../src/domain/device-fields.js';
 import {
   applyDeviceState,
@@ -14,7 +15,7 @@ import { createInstallationStore } from '../../src/read-model/installation-store
 import {
   createKeys,
   deviceIndexKey,
-  flowInputsKey,
+  deviceTimesKey,
   parseDeviceField,
 } from '../../src/read-model/keys.js';
 import { duplicateConnection, type RedisClient } from '../../src/read-model/redis-connection.js';
@@ -26,7 +27,7 @@ import {
 import { dropPrefix, testRedis, uniqueId } from '../support/stack.js';
 
 // The telemetry write path on real RedisClient: what a batch reads (only what memory lacks) and
-// writes (one script per installation, guarded by its revision), the compact flow inputs kept
+// writes (one script per installation, guarded by its revision), the precise times kept
 // beside the records, data written by the previous version, and other writers racing the
 // owner's in-memory copy (the deletion script, a former owner after a rebalance).
 
@@ -78,7 +79,7 @@ async function batch(events: DeviceStateEvent[], by = edge): Promise<number> {
   const before = writes;
   const result = await by.pass(events, ctx);
   expect(result.redo).toEqual([]);
-  expect([...result.outcomes.values()].map((o) => o.kind)).toEqual(events.map(() => 'applied'));
+  expect(result.outcomes.map((o) => o?.kind)).toEqual(events.map(() => 'applied'));
   return writes - before;
 }
 
@@ -168,7 +169,7 @@ describe('telemetry write path', () => {
     const release = released.find((r) => r.installationId === 5) as DeviceReleasedEvent;
     await edge.pass([release], ctx);
     expect(await redis.hkeys(keys.devices(5))).toEqual([]);
-    expect(Object.keys(await redis.hgetall(flowInputsKey(keys, 5)))).toEqual(['#rev']);
+    expect(Object.keys(await redis.hgetall(deviceTimesKey(keys, 5)))).toEqual(['#rev']);
     expect(JSON.parse((await storedFlow(5)).data as string)).toBeNull();
   });
 
@@ -188,7 +189,7 @@ describe('telemetry write path', () => {
       [removal, event(41, 'battery', 4000, NOW - 2_000, { powerDc: 3 })],
       ctx,
     );
-    expect([...result.outcomes.values()].map((o) => o.kind)).toEqual(['applied', 'applied']);
+    expect(result.outcomes.map((o) => o?.kind)).toEqual(['applied', 'applied']);
     expect(await redis.hkeys(keys.devices(41))).toEqual(['battery:4000']);
     expect(
       JSON.parse((await redis.hget(keys.devices(41), 'battery:4000')) as string),
@@ -213,11 +214,20 @@ describe('telemetry write path', () => {
     expect(decodeIndexEntry(await redis.get(deviceIndexKey(keys, 'battery:800')))?.inst).toBe(8);
   });
 
-  it('keeps compact flow inputs beside the records, and the flow equals the one from the records', async () => {
-    const inputs = await redis.hgetall(flowInputsKey(keys, 1));
-    delete inputs['#rev'];
-    expect(Object.keys(inputs).sort()).toEqual((await redis.hkeys(keys.devices(1))).sort());
-    for (const value of Object.values(inputs)) expect(value.length).toBeLessThan(80);
+  it('keeps precise times beside the records, and the flow equals the one from the records', async () => {
+    const times = await redis.hgetall(deviceTimesKey(keys, 1));
+    delete times['#rev'];
+    const records = await redis.hgetall(keys.devices(1));
+    expect(Object.keys(times).sort()).toEqual(Object.keys(records).sort());
+    for (const [field, value] of Object.entries(times)) {
+      expect(value).toMatch(/^\d+;\d+$/);
+      const [first, last] = value.split(';').map(Number) as [number, number];
+      const record = JSON.parse(records[field] as string) as DeviceRecord;
+      expect([formatDateTime(first), formatDateTime(last)]).toEqual([
+        record.firstSeenDate,
+        record.lastSeenDate,
+      ]);
+    }
     for (const id of [1, 2, 3, 6]) {
       const expected = await flowFromRecords(id);
       expect(await storedFlow(id)).toEqual({
@@ -248,6 +258,24 @@ describe('telemetry write path', () => {
     });
   });
 
+  it('reads the precise times an earlier release stored with flow inputs after them', async () => {
+    const id = 11;
+    // Observed at .700 of a second: the record's dates say .000.
+    const lastMs = Math.floor(NOW / 1000) * 1000 - 30_000 + 700;
+    const old = applyDeviceState(null, event(id, 'boiler', 1100, lastMs, creating.boiler), ctx);
+    if (old.kind !== 'applied') throw new Error('not applied');
+    await redis.hset(keys.devices(id), 'boiler:1100', serializeDevice('boiler', old.record));
+    await redis.hset(deviceTimesKey(keys, id), 'boiler:1100', `${lastMs};${lastMs};${lastMs},2000`);
+    // Within the same second but before the precise time: stale (it lowers the first sight).
+    const result = await edge.pass([event(id, 'boiler', 1100, lastMs - 300, { powerAc: 1 })], ctx);
+    expect(result.outcomes[0]?.kind).toBe('stale');
+    await batch([event(id, 'boiler', 1100, lastMs + 100, { powerAc: 3 })]);
+    expect(await redis.hget(deviceTimesKey(keys, id), 'boiler:1100')).toBe(
+      `${lastMs - 300};${lastMs + 100}`,
+    );
+    expect(JSON.parse((await storedFlow(id)).data as string)).toMatchObject({ boilerPower: 3 });
+  });
+
   it('recomputes an expired flow from memory, guarded like any write', async () => {
     const id = 10;
     const aged = owner();
@@ -265,7 +293,7 @@ describe('telemetry write path', () => {
 describe('memory after a write that did not land', () => {
   /** Makes the installation's writes fail before they change anything; returns the repair. */
   async function failWrites(id: number): Promise<() => Promise<void>> {
-    const fi = flowInputsKey(keys, id);
+    const fi = deviceTimesKey(keys, id);
     // The write script's first command reads this hash: a string there makes it err.
     await redis.rename(fi, `${fi}:aside`);
     await redis.set(fi, 'not a hash');
@@ -290,7 +318,7 @@ describe('memory after a write that did not land', () => {
     await repair();
     // The retry folds from what Redis holds, not from the copy the failed fold had changed.
     const retried = await edge.pass([removal], ctx);
-    expect(retried.outcomes.get(0)?.kind).toBe('applied');
+    expect(retried.outcomes[0]?.kind).toBe('applied');
     expect(await redis.hkeys(keys.devices(id))).toEqual([]);
     expect(JSON.parse((await storedFlow(id)).data as string)).toBeNull();
   });
@@ -322,7 +350,7 @@ describe('other writers racing the owner', () => {
     // Folded again on the reloaded state: older than the deletion, so stale.
     const again = await edge.pass([event(id, 'battery', 2000, NOW - 7_000, { powerDc: 5 })], ctx);
     expect(again.redo).toEqual([]);
-    expect(again.outcomes.get(0)?.kind).toBe('stale');
+    expect(again.outcomes[0]?.kind).toBe('stale');
     expect(await redis.hkeys(keys.devices(id))).toEqual([]);
   });
 
@@ -340,7 +368,7 @@ describe('other writers racing the owner', () => {
     expect(record).toMatchObject({ powerDc: 2 });
     // Refolded on what RedisClient holds, the late event is stale.
     const again = await former.pass([event(id, 'battery', 2100, NOW - 5_000, { powerDc: 5 })], ctx);
-    expect(again.outcomes.get(0)?.kind).toBe('stale');
+    expect(again.outcomes[0]?.kind).toBe('stale');
   });
 
   it('refuses a record older than the stored one even at the expected revision', async () => {

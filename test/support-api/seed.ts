@@ -104,7 +104,7 @@ export function createSeeder(redis: RedisClient, prefix: string): Seeder {
         sendReleases: async () => {},
       });
       const pass = await edge.pass(events, { nowMs, futureSkewSeconds: 60, onlineWindowSeconds });
-      const refused = [...pass.outcomes.values()].find((o) => o.kind === 'rejected');
+      const refused = pass.outcomes.find((o) => o?.kind === 'rejected');
       if (refused) throw new Error(`seed telemetry refused: ${JSON.stringify(refused)}`);
     },
     async liveKey(apiKey, { app, expiresAtMs = 0, installations: granted }) {

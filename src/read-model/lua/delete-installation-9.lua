@@ -8,7 +8,7 @@
   KEYS[4] flow(id)           KEYS[5] acl(id)
   KEYS[6] internalOf(id, 'gone')      string, epoch ms of the latest deletion
   KEYS[7] internalOf(id, 'release')   set, device fields whose index entries await release
-  KEYS[8] internalOf(id, 'fi')        hash, the devices' flow inputs (goes with the devices)
+  KEYS[8] internalOf(id, 'fi')        hash, the devices' precise times (goes with the devices)
                                       and '#rev', the revision: bumped, so the telemetry owner's
                                       in-memory copy is refused and reloaded
   KEYS[9] changeChannel(id)           sharded channel: 'deleted' is announced when applied

@@ -1,6 +1,6 @@
 --[[
   Applies one batch's changes to one installation, in its slot, if nobody else wrote it since
-  the owner read it: the revision ('#rev' of the flow-inputs hash) must still be the expected
+  the owner read it: the revision ('#rev' of the device-times hash) must still be the expected
   one. Every writer of the devices and flow bumps it (this script, delete-installation-9.lua),
   so a stale in-memory copy (a former owner, a redelivered batch) never overwrites a newer
   write: it gets { 0, revision } and reloads. Monotonic beyond that: a device record is
@@ -10,7 +10,8 @@
   KEYS[3] flow(id)                 KEYS[4] changeChannel(id)
   ARGV[1] expected revision ('0' when none is stored)
   ARGV[2] flow data JSON, or '' when the flow did not change   ARGV[3] flow validUntil, epoch ms
-  ARGV[4] n, the number of devices written, then n times: field, record JSON, fi value, lastSeenMs
+  ARGV[4] n, the number of devices written, then n times: field, record JSON, '<firstMs>;<lastMs>',
+          lastSeenMs
   ARGV[5 + 4n ...] device fields deleted
   Returns { 1, new revision } when applied; { 0, stored revision } on a revision mismatch;
   { -1, field } when a stored record is newer.
@@ -23,23 +24,24 @@ local stored = redis.call('HMGET', KEYS[2], unpack(fields))
 if (tonumber(stored[1]) or 0) ~= expected then return { 0, stored[1] or '0' } end
 for i = 0, n - 1 do
   local old = stored[i + 2]
-  local oldLast = old and tonumber(string.match(old, '^[^;]*;([^;]*);'))
+  -- '<firstMs>;<lastMs>', or with a third part when an earlier release wrote it.
+  local oldLast = old and tonumber(string.match(old, '^[^;]*;([^;]*)'))
   if oldLast and oldLast > tonumber(ARGV[8 + i * 4]) then return { -1, fields[i + 2] } end
 end
 local rev = expected + 1
-local inputs = { '#rev', rev }
+local times = { '#rev', rev }
 if n > 0 then
   local records = {}
   for i = 0, n - 1 do
     local at = 5 + i * 4
     records[#records + 1] = ARGV[at]
     records[#records + 1] = ARGV[at + 1]
-    inputs[#inputs + 1] = ARGV[at]
-    inputs[#inputs + 1] = ARGV[at + 2]
+    times[#times + 1] = ARGV[at]
+    times[#times + 1] = ARGV[at + 2]
   end
   redis.call('HSET', KEYS[1], unpack(records))
 end
-redis.call('HSET', KEYS[2], unpack(inputs))
+redis.call('HSET', KEYS[2], unpack(times))
 local firstDeleted = 5 + n * 4
 if #ARGV >= firstDeleted then
   redis.call('HDEL', KEYS[1], unpack(ARGV, firstDeleted))

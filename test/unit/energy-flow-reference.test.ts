@@ -4,17 +4,11 @@ import { DEVICE_CATEGORIES, type DeviceCategory } from '../../src/domain/device-
 import type { DeviceRecord } from '../../src/domain/device-record.js';
 import {
   computeEnergyFlow,
-  computeFlowFromInputs,
   type FlowDevice,
-  flowInputOf,
+  serializeEnergyFlow,
 } from '../../src/domain/energy-flow.js';
-import {
-  decodeFlowInput,
-  decodeFlowInputs,
-  encodeFlowInput,
-  flowInputsOfRecords,
-  storedFlowInput,
-} from '../../src/read-model/flow-inputs.js';
+import { flowOfDevices } from '../../src/projection/flow-of-state.js';
+import type { DeviceEntry } from '../../src/projection/installation-state.js';
 import { createRng } from '../../tools/sim/random.js';
 
 // computeEnergyFlow as it was before the flow inputs existed, kept verbatim (less exports) as
@@ -134,81 +128,39 @@ function randomInstallation(): FlowDevice[] {
   });
 }
 
-describe('flow inputs', () => {
-  it('give the flow computeEnergyFlow gave on the full records, after a store round trip', () => {
+describe('the energy flow against the reference', () => {
+  it('computeEnergyFlow gives it on the records', () => {
     for (let n = 0; n < 2_000; n++) {
       const devices = randomInstallation();
-      const stored = devices.map((d, i) => [
-        `${d.category}:${i}`,
-        storedFlowInput(d.category, d.record),
-      ]);
-      const inputs = stored.map(([field, text]) =>
-        decodeFlowInput(field as string, text as string),
-      );
-      expect(inputs).not.toContain(null);
-      const fromInputs = computeFlowFromInputs(
-        inputs as NonNullable<(typeof inputs)[number]>[],
-        NOW,
-        WINDOW,
+      expect(computeEnergyFlow(devices, NOW, WINDOW)).toEqual(referenceFlow(devices, NOW, WINDOW));
+    }
+  });
+
+  it("the fold's flowOfDevices gives it from the precise times kept beside the records", () => {
+    for (let n = 0; n < 2_000; n++) {
+      // A device the fold holds has always been seen.
+      const devices = randomInstallation().filter((d) => d.record.lastSeenDate !== null);
+      const held = new Map<string, DeviceEntry>(
+        devices.map((d, i) => [
+          `${d.category}:${i}`,
+          {
+            category: d.category,
+            deviceId: i,
+            record: d.record,
+            meta: {
+              firstSeenMs: 0,
+              // The served date is this time cut to whole seconds.
+              lastSeenMs:
+                (parseDateTime(d.record.lastSeenDate as string) as number) + rng.int(0, 999),
+            },
+          },
+        ]),
       );
       const reference = referenceFlow(devices, NOW, WINDOW);
-      expect(fromInputs).toEqual(reference);
-      expect(computeEnergyFlow(devices, NOW, WINDOW)).toEqual(reference);
+      expect(flowOfDevices(held, NOW, WINDOW)).toEqual({
+        data: serializeEnergyFlow(reference.data),
+        validUntilMs: reference.validUntilMs,
+      });
     }
-  });
-
-  it('keep only what the category contributes, in a short string', () => {
-    const record = {
-      lastSeenDate: '2026-01-01T11:59:50+00:00',
-      powerAc: 1500.4,
-      powerDc: 7,
-      soe: 50,
-      ratedEnergy: null,
-      powerDcPvTotal: null,
-      powerDcPv1: 100,
-      powerDcPv2: 0.5,
-    } as DeviceRecord;
-    const at = String(Date.parse('2026-01-01T11:59:50Z'));
-    expect(storedFlowInput('inverter', record)).toBe(`${at},1500.4,100.5`);
-    expect(storedFlowInput('battery', record)).toBe(`${at},7,50`);
-    expect(storedFlowInput('relay', record)).toBe(at);
-    expect(storedFlowInput('energyMeter', { lastSeenDate: null } as DeviceRecord)).toBe('');
-    expect(decodeFlowInput('battery:1', `${at},7,50`)).toEqual(
-      flowInputOf('battery', { ...record, ratedEnergy: null }),
-    );
-  });
-
-  it('round-trip every number exactly', () => {
-    for (const n of [0.1 + 0.2, -1e-7, 1.7976931348623157e308, 5e-324, -123456.789]) {
-      const input = { ...flowInputOf('evCharger', {}), lastSeenMs: NOW, powerAc: n };
-      expect(decodeFlowInput('evCharger:1', encodeFlowInput(input))?.powerAc).toBe(n);
-    }
-  });
-
-  it('refuse values that are not their encoding', () => {
-    expect(decodeFlowInput('battery:1', '1,2,3,4,5')).toBeNull();
-    expect(decodeFlowInput('battery:1', '1,x')).toBeNull();
-    expect(decodeFlowInput('battery:1', 'Infinity')).toBeNull();
-    expect(decodeFlowInput('lamp:1', '1')).toBeNull();
-    expect(decodeFlowInput('relay:1', '{"id":1}')).toBeNull();
-  });
-
-  it('count as missing when they do not cover the devices hash', () => {
-    const stored = ['relay:1', String(NOW), 'battery:2', `${NOW},5`];
-    expect(decodeFlowInputs(stored, 2)?.size).toBe(2);
-    expect(decodeFlowInputs(stored, 3)).toBeNull();
-    expect(decodeFlowInputs([...stored, 'relay:3', 'junk'], 3)).toBeNull();
-    expect(decodeFlowInputs([], 0)?.size).toBe(0);
-  });
-
-  it('are read from records, throwing on one that is not JSON', () => {
-    const json = JSON.stringify({ lastSeenDate: formatDateTime(NOW), powerAc: 3 });
-    const inputs = flowInputsOfRecords([
-      ['boiler:1', json],
-      ['unknown:2', 'whatever'],
-    ]);
-    expect([...inputs.keys()]).toEqual(['boiler:1']);
-    expect(inputs.get('boiler:1')?.powerAc).toBe(3);
-    expect(() => flowInputsOfRecords([['boiler:1', '{not json']])).toThrow();
   });
 });
