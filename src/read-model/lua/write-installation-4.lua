@@ -10,30 +10,30 @@
   KEYS[3] flow(id)                 KEYS[4] changeChannel(id)
   ARGV[1] expected revision ('0' when none is stored)
   ARGV[2] flow data JSON, or '' when the flow did not change   ARGV[3] flow validUntil, epoch ms
-  ARGV[4] n, the number of devices written, then n times: field, record JSON, '<firstMs>;<lastMs>',
-          lastSeenMs
-  ARGV[5 + 4n ...] device fields deleted
+  ARGV[4] n, the number of devices written, then n times: field, record JSON, '<firstMs>;<lastMs>'
+  ARGV[5 + 3n ...] device fields deleted
   Returns { 1, new revision } when applied; { 0, stored revision } on a revision mismatch;
   { -1, field } when a stored record is newer.
 ]]
 local expected = tonumber(ARGV[1])
 local n = tonumber(ARGV[4])
 local fields = { '#rev' }
-for i = 0, n - 1 do fields[#fields + 1] = ARGV[5 + i * 4] end
+for i = 0, n - 1 do fields[#fields + 1] = ARGV[5 + i * 3] end
 local stored = redis.call('HMGET', KEYS[2], unpack(fields))
 if (tonumber(stored[1]) or 0) ~= expected then return { 0, stored[1] or '0' } end
+-- '<firstMs>;<lastMs>', or with a third part when an earlier release wrote it.
+local function lastOf(times) return tonumber(string.match(times, '^[^;]*;([^;]*)')) end
 for i = 0, n - 1 do
   local old = stored[i + 2]
-  -- '<firstMs>;<lastMs>', or with a third part when an earlier release wrote it.
-  local oldLast = old and tonumber(string.match(old, '^[^;]*;([^;]*)'))
-  if oldLast and oldLast > tonumber(ARGV[8 + i * 4]) then return { -1, fields[i + 2] } end
+  local oldLast = old and lastOf(old)
+  if oldLast and oldLast > lastOf(ARGV[7 + i * 3]) then return { -1, fields[i + 2] } end
 end
 local rev = expected + 1
 local times = { '#rev', rev }
 if n > 0 then
   local records = {}
   for i = 0, n - 1 do
-    local at = 5 + i * 4
+    local at = 5 + i * 3
     records[#records + 1] = ARGV[at]
     records[#records + 1] = ARGV[at + 1]
     times[#times + 1] = ARGV[at]
@@ -42,7 +42,7 @@ if n > 0 then
   redis.call('HSET', KEYS[1], unpack(records))
 end
 redis.call('HSET', KEYS[2], unpack(times))
-local firstDeleted = 5 + n * 4
+local firstDeleted = 5 + n * 3
 if #ARGV >= firstDeleted then
   redis.call('HDEL', KEYS[1], unpack(ARGV, firstDeleted))
   redis.call('HDEL', KEYS[2], unpack(ARGV, firstDeleted))
