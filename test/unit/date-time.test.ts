@@ -91,8 +91,9 @@ describe('parseDateTime', () => {
   it('agrees with the regular-expression parser on texts of its shape and their neighbours', () => {
     fc.assert(
       fc.property(nearDateTimes, (text) => {
-        for (const near of [text, ...neighbours(text)])
-          expect([near, parseDateTime(near)]).toEqual([near, oracle(near)]);
+        // One assertion per text: the texts that disagree (~700 checked each).
+        const disagree = [text, ...neighbours(text)].filter((t) => parseDateTime(t) !== oracle(t));
+        expect(disagree).toEqual([]);
       }),
       { numRuns: 300 },
     );
