@@ -221,23 +221,25 @@ export function checkDeviceRecord(category: DeviceCategory, record: DeviceRecord
 
 /** The record as ready-to-send JSON: every documented key in spec order, nothing else. */
 export function serializeDevice(category: DeviceCategory, record: DeviceRecord): string {
-  return checkedDeviceJson(category, checkDeviceRecord(category, record));
+  return JSON.stringify(canonicalRecord(category, checkDeviceRecord(category, record)));
 }
 
-/** serializeDevice of a record checkDeviceRecord already passed (the fold's entries). */
-export function checkedDeviceJson(category: DeviceCategory, record: DeviceRecord): string {
+/**
+ * The record with exactly its category's keys in spec order: itself when it has them (records
+ * built by applyDeviceState, or read back from such JSON), else a copy. JSON.stringify of a
+ * canonical record is the served JSON, so the write edge serializes records as they are.
+ */
+export function canonicalRecord(category: DeviceCategory, record: DeviceRecord): DeviceRecord {
   const specs = DEVICE_FIELDS[category];
-  // Records built by applyDeviceState, or read back from this JSON, hold exactly the spec's keys
-  // in its order: stringified as they are, with no copy to build per event.
   let i = 0;
-  for (const name in record) if (specs[i++]?.name !== name) return serializeCopy(specs, record);
-  return i === specs.length ? JSON.stringify(record) : serializeCopy(specs, record);
+  for (const name in record) if (specs[i++]?.name !== name) return canonicalCopy(specs, record);
+  return i === specs.length ? record : canonicalCopy(specs, record);
 }
 
-function serializeCopy(specs: readonly FieldSpec[], record: DeviceRecord): string {
+function canonicalCopy(specs: readonly FieldSpec[], record: DeviceRecord): DeviceRecord {
   const out: Record<string, DeviceValue> = {};
   for (const spec of specs) out[spec.name] = record[spec.name] as DeviceValue;
-  return JSON.stringify(out);
+  return out;
 }
 
 const sunSpecStatusSchema = z.object({ rawValue: z.int(), name: z.string() });
@@ -256,10 +258,10 @@ const STORED_SCHEMAS = perCategory(
 );
 
 /**
- * Reads back a record the consumers wrote (checkedDeviceJson, at the write edge): a plain
- * parse plus a check that it is an object with every key of its category, which catches bytes
- * that are not a record at all without running the schema over the consumer's own output
- * (~4x the cost of the parse). Throws when the JSON is not such an object.
+ * Reads back a record the consumers wrote: a plain parse plus a check that it is an object with
+ * every key of its category, which catches bytes that are not a record at all without running
+ * the schema over the consumer's own output (~4x the cost of the parse). Throws when the JSON is
+ * not such an object. Canonical (canonicalRecord), as every record the fold holds.
  */
 export function readStoredDevice(category: DeviceCategory, json: string): DeviceRecord {
   const value: unknown = JSON.parse(json);
@@ -275,7 +277,7 @@ export function readStoredDevice(category: DeviceCategory, json: string): Device
       throw new TypeError(`stored ${category} record lacks ${spec.name}`);
     }
   }
-  return value as DeviceRecord;
+  return canonicalRecord(category, value as DeviceRecord);
 }
 
 /** Reads a stored record back and validates it against the schema; throws when it is not one. */

@@ -1,4 +1,3 @@
-import { checkedDeviceJson } from '../domain/device-record.js';
 import type { DeviceReleasedEvent } from '../projection/device-released.js';
 import type { DeviceIndexEntry } from '../projection/installation-state.js';
 import type { IndexOp, InstallationWrite } from '../projection/write-plan.js';
@@ -129,8 +128,9 @@ export function writeInstallationArgs(w: InstallationWrite): Array<string | numb
   w.set.forEach((entry, field) => {
     args.push(
       field,
-      // Every record in memory is servable: built from a creating event, or read back checked.
-      checkedDeviceJson(entry.category, entry.record),
+      // Every record in memory is servable and canonical (its category's keys in spec order):
+      // built from a creating event, or read back by readStoredDevice. Its JSON is the served one.
+      JSON.stringify(entry.record),
       // The script reads lastSeenMs from this text: one argument less per device to encode.
       encodeDeviceTimes(entry.meta),
     );

@@ -301,4 +301,14 @@ describe('serializeDevice / parseStoredDevice', () => {
     const relay = serializeDevice('battery', create({}, T0, 'battery').record);
     expect(() => readStoredDevice('relay', relay)).toThrow(/relayCount/);
   });
+
+  it('reads back a record stored with its keys reordered or an extra key as its served JSON', () => {
+    // The write edge stringifies what it holds as it is: what it read back must be canonical.
+    const json = serializeDevice('battery', create({}, T0, 'battery').record);
+    const fields = Object.entries(JSON.parse(json) as Record<string, unknown>);
+    const reordered = JSON.stringify(Object.fromEntries([...fields].reverse()));
+    const extra = JSON.stringify({ ...Object.fromEntries(fields), legacy: true });
+    for (const stored of [json, reordered, extra])
+      expect(JSON.stringify(readStoredDevice('battery', stored))).toBe(json);
+  });
 });
