@@ -45,10 +45,7 @@ function solarOf(inverter: DeviceRecord): number | null {
   const total = num(inverter.powerDcPvTotal);
   if (total !== null) return total;
   let solar: number | null = null;
-  for (const name of PV_STRINGS) {
-    const v = num(inverter[name]);
-    if (v !== null) solar = (solar ?? 0) + v;
-  }
+  for (const name of PV_STRINGS) solar = plus(solar, num(inverter[name]));
   return solar;
 }
 
