@@ -1,3 +1,4 @@
+import type { Redis } from 'ioredis';
 import { isCluster } from '../../src/read-model/redis-connection.js';
 import { testRedis, waitFor } from './stack.js';
 
@@ -11,16 +12,25 @@ export interface RedisMonitor {
   stop(): void;
 }
 
-export async function monitorRedis(prefix: string): Promise<RedisMonitor> {
+/**
+ * `background`: connection names (suffixes) whose commands are no request's work and are left
+ * out; by default the API's epoch watcher, which reads the marker every 500 ms on its own
+ * connection and would otherwise land in a request's window now and then.
+ */
+export async function monitorRedis(
+  prefix: string,
+  background: readonly string[] = ['epoch-watch'],
+): Promise<RedisMonitor> {
   const conn = testRedis();
   await conn.ping();
   const nodes = isCluster(conn) ? conn.nodes('master') : [conn];
+  const ignored = await clientAddresses(nodes, background);
   let seen: string[][] = [];
   const markersSeen = new Map<string, number>();
   const monitors = await Promise.all(nodes.map((node) => node.monitor()));
   for (const monitor of monitors) {
-    monitor.on('monitor', (_time: string, args: string[]) => {
-      if (!args.some((a) => a.startsWith(prefix))) return;
+    monitor.on('monitor', (_time: string, args: string[], source: string) => {
+      if (ignored.has(source) || !args.some((a) => a.startsWith(prefix))) return;
       if (args[0]?.toLowerCase() === 'ping')
         markersSeen.set(args[1] as string, (markersSeen.get(args[1] as string) ?? 0) + 1);
       else seen.push(args);
@@ -43,6 +53,22 @@ export async function monitorRedis(prefix: string): Promise<RedisMonitor> {
       conn.disconnect();
     },
   };
+}
+
+/** The addresses (`ip:port`, as MONITOR reports a command's source) of the named connections. */
+async function clientAddresses(
+  nodes: readonly Redis[],
+  names: readonly string[],
+): Promise<Set<string>> {
+  const out = new Set<string>();
+  for (const node of nodes) {
+    const list = String(await node.call('CLIENT', 'LIST'));
+    for (const line of list.split('\n')) {
+      const client = / addr=(\S+) .* name=(\S*) /.exec(line);
+      if (client && names.some((n) => client[2]?.endsWith(n))) out.add(client[1] as string);
+    }
+  }
+  return out;
 }
 
 /**
