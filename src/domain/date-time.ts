@@ -76,10 +76,8 @@ function parseUncached(value: string): number | null {
   if (value.charCodeAt(i) === DOT) {
     // Milliseconds from the first three digits; finer ones are truncated.
     const start = ++i;
-    while (digits(value, i, 1) >= 0) {
-      if (i - start < 3) ms = ms * 10 + digits(value, i, 1);
-      i++;
-    }
+    for (let d = digits(value, i, 1); d >= 0; d = digits(value, ++i, 1))
+      if (i - start < 3) ms = ms * 10 + d;
     if (i === start) return null;
     for (let kept = i - start; kept < 3; kept++) ms *= 10;
   }
