@@ -85,11 +85,25 @@ function parseUncached(value: string): number | null {
   if (offsetMinutes === null) return null;
   if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return null;
   if (hour > 23 || minute > 59 || second > 59) return null;
-  const local = new Date(0).setUTCFullYear(year, month - 1, day);
+  const local = daysFromCivil(year, month, day) * 86_400_000;
   const result = local + ((hour * 60 + minute - offsetMinutes) * 60 + second) * 1000 + ms;
   // Keep within what formatDateTime can write back as a four-digit year.
   if (result < FIRST_MS || result > LAST_MS) return null;
   return result;
+}
+
+/**
+ * Days from 1970-01-01 to a proleptic Gregorian date, years 0-9999 (H. Hinnant's
+ * days_from_civil): arithmetic only, where a Date per parse would be garbage at once.
+ */
+function daysFromCivil(year: number, month: number, day: number): number {
+  const y = month <= 2 ? year - 1 : year;
+  const era = Math.floor(y / 400);
+  const yearOfEra = y - era * 400;
+  const dayOfYear = Math.floor((153 * (month > 2 ? month - 3 : month + 9) + 2) / 5) + day - 1;
+  const dayOfEra =
+    yearOfEra * 365 + Math.floor(yearOfEra / 4) - Math.floor(yearOfEra / 100) + dayOfYear;
+  return era * 146_097 + dayOfEra - 719_468;
 }
 
 /** The offset ending the text at `i` in minutes east of UTC; null when it is not one. */
