@@ -130,7 +130,11 @@ class FoldRun {
     readonly ctx: FoldContext,
   ) {}
 
+  /** The last installation asked for: a report's events come one device after the other. */
+  private lastWork: Work | undefined;
+
   workOf(id: number): Work {
+    if (this.lastWork?.before.id === id) return this.lastWork;
     let w = this.work.get(id);
     if (!w) {
       w = {
@@ -142,6 +146,7 @@ class FoldRun {
       };
       this.work.set(id, w);
     }
+    this.lastWork = w;
     return w;
   }
 
