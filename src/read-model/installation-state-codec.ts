@@ -15,8 +15,19 @@ import { parseDeviceField } from './keys.js';
 export const REVISION_FIELD = '#rev';
 
 /** The device-times value of one device (the Lua script reads lastSeenMs from it). */
-export const encodeDeviceTimes = (meta: DeviceMeta): string =>
-  `${meta.firstSeenMs};${meta.lastSeenMs}`;
+export function encodeDeviceTimes(meta: DeviceMeta): string {
+  // The devices of one report share both times (first seen together, seen now): one text for
+  // all of them, not two number conversions and a concatenation per device.
+  if (meta.firstSeenMs !== lastFirstMs || meta.lastSeenMs !== lastLastMs) {
+    lastFirstMs = meta.firstSeenMs;
+    lastLastMs = meta.lastSeenMs;
+    lastTimes = `${lastFirstMs};${lastLastMs}`;
+  }
+  return lastTimes;
+}
+let lastFirstMs = Number.NaN;
+let lastLastMs = Number.NaN;
+let lastTimes = '';
 
 // A third part (flow inputs, written by earlier releases) is left unread.
 const TIMES = /^(-?\d+);(-?\d+)(?:;|$)/;

@@ -124,16 +124,15 @@ export function writeInstallationArgs(w: InstallationWrite): Array<string | numb
     w.flow === null ? 0 : w.flow.validUntilMs,
     w.set.size,
   ];
-  // forEach: no [field, entry] array per device.
+  // forEach: no [field, entry] array per device. The pairs first, as HSET takes them.
   w.set.forEach((entry, field) => {
-    args.push(
-      field,
-      // Every record in memory is servable and canonical (its category's keys in spec order):
-      // built from a creating event, or read back by readStoredDevice. Its JSON is the served one.
-      JSON.stringify(entry.record),
-      // The script reads lastSeenMs from this text: one argument less per device to encode.
-      encodeDeviceTimes(entry.meta),
-    );
+    // Every record in memory is servable and canonical (its category's keys in spec order):
+    // built from a creating event, or read back by readStoredDevice. Its JSON is the served one.
+    args.push(field, JSON.stringify(entry.record));
+  });
+  // Then their precise times, which the next load reads back (the record's are whole seconds).
+  w.set.forEach((entry) => {
+    args.push(encodeDeviceTimes(entry.meta));
   });
   args.push(...w.removed);
   return args;

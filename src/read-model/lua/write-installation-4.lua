@@ -10,7 +10,8 @@
   KEYS[3] flow(id)                 KEYS[4] changeChannel(id)
   ARGV[1] expected revision ('0' when none is stored)
   ARGV[2] flow data JSON, or '' when the flow did not change   ARGV[3] flow validUntil, epoch ms
-  ARGV[4] n, the number of devices written, then n times: field, record JSON, '<firstMs>;<lastMs>'
+  ARGV[4] n, the number of devices written, then n times: field, record JSON (HSET's own order),
+          then n times: '<firstMs>;<lastMs>' of those devices, in the same order
   ARGV[5 + 3n ...] device fields deleted
   Returns { 1, new revision } when applied; { 0, stored revision } on a revision mismatch;
   { -1, field } when a stored record is newer.
@@ -18,28 +19,35 @@
 local expected = tonumber(ARGV[1])
 local n = tonumber(ARGV[4])
 local fields = { '#rev' }
-for i = 0, n - 1 do fields[#fields + 1] = ARGV[5 + i * 3] end
+for i = 0, n - 1 do fields[i + 2] = ARGV[5 + 2 * i] end
 local stored = redis.call('HMGET', KEYS[2], unpack(fields))
 if (tonumber(stored[1]) or 0) ~= expected then return { 0, stored[1] or '0' } end
--- '<firstMs>;<lastMs>', or with a third part when an earlier release wrote it.
-local function lastOf(times) return tonumber(string.match(times, '^[^;]*;([^;]*)')) end
+-- The second part of '<firstMs>;<lastMs>' (an earlier release may have written a third part).
+local function lastOf(times)
+  local from = string.find(times, ';', 1, true) + 1
+  local to = string.find(times, ';', from, true)
+  return tonumber(string.sub(times, from, to and to - 1 or -1))
+end
+local firstTimes = 5 + 2 * n
+-- The devices of one report share their times: each distinct text is read once.
+local oldText, oldLast, newText, newLast
 for i = 0, n - 1 do
   local old = stored[i + 2]
-  local oldLast = old and lastOf(old)
-  if oldLast and oldLast > lastOf(ARGV[7 + i * 3]) then return { -1, fields[i + 2] } end
+  if old then
+    if old ~= oldText then oldText, oldLast = old, lastOf(old) end
+    local new = ARGV[firstTimes + i]
+    if new ~= newText then newText, newLast = new, lastOf(new) end
+    if oldLast > newLast then return { -1, fields[i + 2] } end
+  end
 end
 local rev = expected + 1
 local times = { '#rev', rev }
 if n > 0 then
-  local records = {}
+  redis.call('HSET', KEYS[1], unpack(ARGV, 5, 4 + 2 * n))
   for i = 0, n - 1 do
-    local at = 5 + i * 3
-    records[#records + 1] = ARGV[at]
-    records[#records + 1] = ARGV[at + 1]
-    times[#times + 1] = ARGV[at]
-    times[#times + 1] = ARGV[at + 2]
+    times[#times + 1] = fields[i + 2]
+    times[#times + 1] = ARGV[firstTimes + i]
   end
-  redis.call('HSET', KEYS[1], unpack(records))
 end
 redis.call('HSET', KEYS[2], unpack(times))
 local firstDeleted = 5 + n * 3
