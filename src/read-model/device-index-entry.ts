@@ -1,4 +1,5 @@
 import type { DeviceIndexEntry } from '../projection/installation-state.js';
+import type { IndexOp } from '../projection/write-plan.js';
 
 // A device's index entry as stored (deviceIndexKey): one string `<inst>;<last>;<prev>;<removed>`,
 // each an integer or '' for none. The Lua scripts read and write the same text
@@ -17,6 +18,9 @@ export function decodeIndexEntry(value: string | null): DeviceIndexEntry | null 
   const [inst, last, prev, removed] = parts;
   return { inst: num(inst), lastMs: num(last), prev: num(prev), removedMs: num(removed) };
 }
+
+/** The entry of a device first claimed by `op` (no earlier owner, no removal). */
+export const claimedEntry = (op: IndexOp): string => `${op.inst};${op.atMs};;`;
 
 export function encodeIndexEntry(entry: DeviceIndexEntry): string {
   return `${text(entry.inst)};${text(entry.lastMs)};${text(entry.prev)};${text(entry.removedMs)}`;

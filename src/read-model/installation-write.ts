@@ -1,7 +1,7 @@
 import type { DeviceReleasedEvent } from '../projection/device-released.js';
 import type { DeviceIndexEntry } from '../projection/installation-state.js';
 import type { IndexOp, InstallationWrite } from '../projection/write-plan.js';
-import { decodeIndexEntry, encodeIndexEntry } from './device-index-entry.js';
+import { claimedEntry, decodeIndexEntry } from './device-index-entry.js';
 import { execOrThrow } from './exec.js';
 import { encodeDeviceTimes } from './installation-state-codec.js';
 import {
@@ -50,35 +50,31 @@ export async function applyIndexOps(
   return out;
 }
 
-/** What an adoption found: done (the device was new), or the entry that stands. */
-export type AdoptResult =
-  | { readonly done: true }
-  | { readonly done: false; readonly entry: DeviceIndexEntry };
-
 /**
  * Claims devices the fold assumed new without reading their index entries first: one SET NX GET
- * each, in the device's slot, one pipeline. A device with an entry is left as it is and its entry
- * comes back for the fold to decide again (a claim then goes through claim-device-1.lua).
+ * each, in the device's slot, one pipeline. Returns the entries that stood, by field: those
+ * devices were left as they are, for the fold to decide again (a claim then goes through
+ * claim-device-1.lua); every other device is claimed (adopted).
  */
 export async function adoptDevices(
   conn: ScriptedRedis,
   keys: ReadModelKeys,
   claims: ReadonlyMap<string, IndexOp>,
-): Promise<Map<string, AdoptResult>> {
-  const out = new Map<string, AdoptResult>();
-  if (claims.size === 0) return out;
+): Promise<Map<string, DeviceIndexEntry>> {
+  const found = new Map<string, DeviceIndexEntry>();
+  if (claims.size === 0) return found;
   const pipeline = scriptedPipeline(conn);
-  for (const [field, op] of claims) {
-    const entry = encodeIndexEntry({ inst: op.inst, lastMs: op.atMs, prev: null, removedMs: null });
-    pipeline.set(deviceIndexKey(keys, field), entry, 'NX', 'GET');
-  }
+  // forEach: no [field, op] array per device.
+  claims.forEach((op, field) => {
+    pipeline.set(deviceIndexKey(keys, field), claimedEntry(op), 'NX', 'GET');
+  });
   const replies = await execOrThrow(pipeline);
   let i = 0;
   for (const field of claims.keys()) {
     const entry = decodeIndexEntry(replies[i++] as string | null);
-    out.set(field, entry === null ? { done: true } : { done: false, entry });
+    if (entry !== null) found.set(field, entry);
   }
-  return out;
+  return found;
 }
 
 /**

@@ -166,7 +166,9 @@ async function passOver(
   const { plan } = result;
   const outcomes: (EventOutcome | undefined)[] = new Array(all.length);
   const claims = new Map<string, readonly IndexOp[]>();
-  for (const [field, ops] of plan.index) if (!adopted.has(field)) claims.set(field, ops);
+  plan.index.forEach((ops, field) => {
+    if (!adopted.has(field)) claims.set(field, ops);
+  });
   const indexResults = await applyIndexOps(conn, keys, claims);
   if (anyRefused(indexResults)) {
     // The fold read an index entry another owner changed since: fold everything again, from
@@ -246,12 +248,13 @@ async function foldSettled(
     const result = foldTelemetry({ states, index, carried }, events, ctx);
     const single = new Map<string, IndexOp>();
     const read: string[] = [];
-    for (const [field, ops] of result.plan.index) {
-      if (index.has(field) || adopted.has(field)) continue;
+    // forEach: no [field, ops] array per device.
+    result.plan.index.forEach((ops, field) => {
+      if (index.has(field) || adopted.has(field)) return;
       const [op] = ops;
       if (ops.length === 1 && op?.kind === 'claim') single.set(field, op);
       else read.push(field);
-    }
+    });
     if (single.size === 0 && read.length === 0) return { result, adopted };
     const [found, loaded] = await Promise.all([
       adoptDevices(conn, keys, single),
@@ -259,10 +262,11 @@ async function foldSettled(
     ]);
     let again = read.length > 0;
     for (const field of read) index.set(field, loaded.index.get(field) ?? NO_INDEX_ENTRY);
-    for (const [field, answer] of found) {
-      if (answer.done) adopted.add(field);
+    for (const field of single.keys()) {
+      const entry = found.get(field);
+      if (entry === undefined) adopted.add(field);
       else {
-        index.set(field, answer.entry);
+        index.set(field, entry);
         again = true;
       }
     }
