@@ -61,12 +61,24 @@ async function clientAddresses(
   names: readonly string[],
 ): Promise<Set<string>> {
   const out = new Set<string>();
-  for (const node of nodes) {
-    const list = String(await node.call('CLIENT', 'LIST'));
-    for (const line of list.split('\n')) {
-      const client = / addr=(\S+) .* name=(\S*) /.exec(line);
-      if (client && names.some((n) => client[2]?.endsWith(n))) out.add(client[1] as string);
-    }
+  for (const node of nodes)
+    for (const client of await namedClients(node, (name) => names.some((n) => name.endsWith(n))))
+      out.add(client.addr);
+  return out;
+}
+
+/** One node's connections (CLIENT LIST, of one TYPE if given) whose name `wanted` accepts. */
+async function namedClients(
+  node: Redis,
+  wanted: (name: string) => boolean,
+  ...type: string[]
+): Promise<Array<{ readonly id: string; readonly addr: string }>> {
+  const list = String(await node.call('CLIENT', 'LIST', ...type));
+  const out: Array<{ id: string; addr: string }> = [];
+  for (const line of list.split('\n')) {
+    const client = /^id=(\d+) addr=(\S+) .* name=(\S*) /.exec(line);
+    if (client && wanted(client[3] as string))
+      out.push({ id: client[1] as string, addr: client[2] as string });
   }
   return out;
 }
@@ -81,11 +93,8 @@ export async function killSubscribers(name: string): Promise<number> {
     await conn.ping();
     let killed = 0;
     for (const node of isCluster(conn) ? conn.nodes('master') : [conn]) {
-      const list = String(await node.call('CLIENT', 'LIST', 'TYPE', 'pubsub'));
-      for (const line of list.split('\n')) {
-        const client = /^id=(\d+) .* name=(\S*) /.exec(line);
-        if (!client?.[2]?.endsWith(name)) continue;
-        await node.call('CLIENT', 'KILL', 'ID', client[1] as string);
+      for (const client of await namedClients(node, (n) => n.endsWith(name), 'TYPE', 'pubsub')) {
+        await node.call('CLIENT', 'KILL', 'ID', client.id);
         killed++;
       }
     }
