@@ -1,5 +1,5 @@
-// A fixed set of resources (e.g. stores on connections of their own) lent to one caller at a
-// time: WATCH state is per connection, so concurrent batches must never share one.
+// A fixed set of resources (e.g. Redis connections) lent to one caller at a time: a connection
+// answers in order, so a caller sharing one would wait behind the other's pipelines.
 
 export interface Pool<T> {
   use<R>(work: (item: T) => Promise<R>): Promise<R>;

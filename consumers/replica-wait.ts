@@ -5,7 +5,7 @@ import type { Projector } from './runner.js';
 // master's reply: with AOF and fsync always the write is on the master's disk, but replication
 // is asynchronous, so a failover to a replica may lose the last writes. With
 // CONSUMER_WAIT_REPLICAS=n the batch also waits (WAIT) until n replicas of every master its
-// connection wrote to hold its writes; if they do not within the timeout, the batch fails as
+// connections wrote to hold their writes; if they do not within the timeout, the batch fails as
 // retriable and is projected again (idempotent), its offsets uncommitted. The price: a master
 // whose replicas are all down stops that topic's progress until one is back.
 
@@ -15,7 +15,8 @@ export class ReplicasBehindError extends Error {
 
 export function waitingForReplicas(
   projector: Projector,
-  conn: RedisClient,
+  /** Every connection the projector writes on: which one a batch used is the projector's. */
+  conns: readonly RedisClient[],
   replicas: number,
   timeoutMs: number,
 ): Projector {
@@ -24,8 +25,9 @@ export function waitingForReplicas(
     ...projector,
     async project(batch) {
       const outcome = await projector.project(batch);
-      // WAIT counts the writes of the connection it is sent on: every master of this one.
-      const masters = isCluster(conn) ? conn.nodes('master') : [conn];
+      // WAIT counts the writes of the connection it is sent on: every master of each. One
+      // another batch is writing on makes this one wait for that batch's writes too (stronger).
+      const masters = conns.flatMap((conn) => (isCluster(conn) ? conn.nodes('master') : [conn]));
       const acked = await Promise.all(masters.map((node) => node.wait(replicas, timeoutMs)));
       if (acked.some((n) => n < replicas))
         throw new ReplicasBehindError(

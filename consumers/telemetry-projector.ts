@@ -12,10 +12,11 @@ import {
 import type { InstallationWrite } from '../src/projection/write-plan.js';
 import { flowDueKey, type ReadModelKeys } from '../src/read-model/keys.js';
 import type { RedisClient } from '../src/read-model/redis-connection.js';
-import { createTelemetryEdge } from '../src/read-model/telemetry-edge.js';
+import { createTelemetryEdge, type TelemetryEdge } from '../src/read-model/telemetry-edge.js';
 import type { Rejection } from './dead-letter.js';
 import type { KafkaBatch, KafkaMessage } from './kafka/client.js';
 import type { ConsumerMetrics } from './metrics.js';
+import type { Pool } from './pool.js';
 import type { BatchOutcome, Projector } from './runner.js';
 import type { OwnedState, PartitionState } from './telemetry-state.js';
 
@@ -53,7 +54,11 @@ export const releasesCounter = (registry: Registry): Counter<'direction'> =>
 
 export interface TelemetryProjectorDeps {
   topic: string;
-  conn: RedisClient;
+  /**
+   * Connections lent to one partition's work at a time: a partition's round trips then wait
+   * only for its own pipelines, not behind the other partitions' (one connection is FIFO).
+   */
+  conns: Pool<RedisClient>;
   keys: ReadModelKeys;
   owned: OwnedState;
   clock: () => number;
@@ -89,7 +94,9 @@ export function createTelemetryProjector(deps: TelemetryProjectorDeps): Telemetr
         // Nothing due: no lock, so the partition's batches never queue behind an idle sweep.
         if ((deps.owned.held(partition)?.nextDueMs ?? Number.POSITIVE_INFINITY) >= deps.clock())
           continue;
-        await deps.owned.lock(partition, () => agePartition(deps, partition));
+        await deps.owned.lock(partition, () =>
+          deps.conns.use((conn) => agePartition(deps, conn, partition)),
+        );
       }
     },
   };
@@ -101,9 +108,14 @@ const foldContext = (deps: TelemetryProjectorDeps) => ({
   onlineWindowSeconds: deps.onlineWindowSeconds,
 });
 
-const edgeOf = (deps: TelemetryProjectorDeps, part: PartitionState, partition: number) =>
+const edgeOf = (
+  deps: TelemetryProjectorDeps,
+  conn: RedisClient,
+  part: PartitionState,
+  partition: number,
+) =>
   createTelemetryEdge({
-    conn: deps.conn,
+    conn,
     keys: deps.keys,
     cache: part,
     dueKey: flowDueKey(deps.keys, deps.topic, partition),
@@ -122,11 +134,8 @@ function assigned(deps: TelemetryProjectorDeps, partitions: readonly number[]): 
     if (before.has(partition)) continue;
     void owned
       .lock(partition, async () => {
-        const flat = await deps.conn.zrangebyscore(
-          flowDueKey(keys, topic, partition),
-          '-inf',
-          '+inf',
-          'WITHSCORES',
+        const flat = await deps.conns.use((conn) =>
+          conn.zrangebyscore(flowDueKey(keys, topic, partition), '-inf', '+inf', 'WITHSCORES'),
         );
         const part = owned.partition(partition);
         for (let i = 0; i + 1 < flat.length; i += 2)
@@ -188,27 +197,28 @@ async function settle(
   events: readonly ProjectionEvent[],
 ): Promise<Outcomes> {
   const outcomes: Outcomes = new Array(events.length);
-  await deps.owned.lock(partition, async () => {
-    const part = deps.owned.partition(partition);
-    // Positions of the events still to settle; null: all of them (no copy for the usual pass).
-    let pending: number[] | null = null;
-    for (let i = 0; i < MAX_ATTEMPTS && pending?.length !== 0; i++)
-      pending = await attempt(deps, partition, part, events, pending, outcomes);
-    if (pending?.length !== 0)
-      throw new ContentionError(
-        `installations kept changing under ${MAX_ATTEMPTS} attempts: ${[
-          ...new Set((pending ?? []).map((p) => events[p]?.installationId)),
-        ].join(', ')}`,
-      );
-  });
+  await deps.owned.lock(partition, () =>
+    deps.conns.use(async (conn) => {
+      const edge = edgeOf(deps, conn, deps.owned.partition(partition), partition);
+      // Positions of the events still to settle; null: all of them (no copy for the usual pass).
+      let pending: number[] | null = null;
+      for (let i = 0; i < MAX_ATTEMPTS && pending?.length !== 0; i++)
+        pending = await attempt(deps, edge, events, pending, outcomes);
+      if (pending?.length !== 0)
+        throw new ContentionError(
+          `installations kept changing under ${MAX_ATTEMPTS} attempts: ${[
+            ...new Set((pending ?? []).map((p) => events[p]?.installationId)),
+          ].join(', ')}`,
+        );
+    }),
+  );
   return outcomes;
 }
 
 /** One pass over the pending events: records the outcomes it settled, returns those to redo. */
 async function attempt(
   deps: TelemetryProjectorDeps,
-  partition: number,
-  part: PartitionState,
+  edge: TelemetryEdge,
   events: readonly ProjectionEvent[],
   pending: readonly number[] | null,
   outcomes: Outcomes,
@@ -216,7 +226,7 @@ async function attempt(
   const { topic } = deps;
   const at = (k: number) => (pending === null ? k : (pending[k] as number));
   const these = pending === null ? events : pending.map((p) => events[p] as ProjectionEvent);
-  const result = await edgeOf(deps, part, partition).pass(these, foldContext(deps));
+  const result = await edge.pass(these, foldContext(deps));
   if (result.corrupt.size > 0) {
     deps.metrics.corruptInstallations.inc({ topic }, result.corrupt.size);
     deps.logger.error(
@@ -266,14 +276,18 @@ function countOutcomes(
 }
 
 /** Recomputes the partition's flows whose validity ended, in memory or scheduled (evicted). */
-async function agePartition(deps: TelemetryProjectorDeps, partition: number): Promise<void> {
+async function agePartition(
+  deps: TelemetryProjectorDeps,
+  conn: RedisClient,
+  partition: number,
+): Promise<void> {
   // Revoked while waiting for the lock: the new owner sweeps it.
   const part = deps.owned.held(partition);
   if (!part) return;
   const now = deps.clock();
-  const edge = edgeOf(deps, part, partition);
+  const edge = edgeOf(deps, conn, part, partition);
   // Loaded states are refreshed even if memory's bound evicted them again while loading.
-  const candidates = await loadDue(deps, partition, part, edge, now);
+  const candidates = await loadDue(deps, conn, partition, part, edge, now);
   const at = { nowMs: now, onlineWindowSeconds: deps.onlineWindowSeconds };
   const writes: InstallationWrite[] = [];
   for (const state of part.values()) candidates.set(state.id, state);
@@ -295,9 +309,10 @@ async function agePartition(deps: TelemetryProjectorDeps, partition: number): Pr
 /** Loads the evicted installations whose scheduled flow came due; unschedules the gone ones. */
 async function loadDue(
   deps: TelemetryProjectorDeps,
+  conn: RedisClient,
   partition: number,
   part: PartitionState,
-  edge: ReturnType<typeof edgeOf>,
+  edge: TelemetryEdge,
   now: number,
 ): Promise<Map<number, InstallationState>> {
   const candidates = new Map<number, InstallationState>();
@@ -311,6 +326,6 @@ async function loadDue(
   // Scheduled but no longer expiring (deleted, or written since by another owner).
   const gone = due.filter((id) => !flowExpired(loaded.get(id)?.flow ?? NO_FLOW, now));
   if (gone.length > 0)
-    await deps.conn.zrem(flowDueKey(deps.keys, deps.topic, partition), ...gone.map(String));
+    await conn.zrem(flowDueKey(deps.keys, deps.topic, partition), ...gone.map(String));
   return candidates;
 }

@@ -17,6 +17,7 @@ import type { Admin, KafkaClient, Producer } from './kafka/client.js';
 import { deviceMovesTopic } from './kafka/topics.js';
 import type { ConsumerFailure } from './liveness.js';
 import type { ConsumerMetrics } from './metrics.js';
+import { createPool } from './pool.js';
 import { waitingForReplicas } from './replica-wait.js';
 import { createTopicRunner, type Projector, type TopicRunner } from './runner.js';
 import {
@@ -59,7 +60,8 @@ type RunnerFor = (
   topic: string,
   role: string,
   projector: Projector,
-  conn: RedisClient,
+  /** The connections its projector writes on (a batch waits for replicas on each). */
+  conns: readonly RedisClient[],
   concurrentPartitions?: number,
   onAssigned?: () => void,
 ) => TopicRunner;
@@ -69,14 +71,17 @@ export function createTopicRunners(deps: TopicRunnersDeps): TopicRunners {
   const connections = dedicatedConnections(deps.redis, logger);
   const runner = runnerFor(deps);
   const movesTopic = deviceMovesTopic(config.consumer.groupId);
-  const telemetryConn = connections.open();
+  // One per partition projected at once: a partition waits only for its own pipelines.
+  const telemetryConns = Array.from({ length: config.consumer.telemetryConcurrency }, () =>
+    connections.open(),
+  );
   const movesConn = connections.open();
-  const { telemetry, moves } = telemetryProjectors(deps, movesTopic, telemetryConn, movesConn);
+  const { telemetry, moves } = telemetryProjectors(deps, movesTopic, telemetryConns, movesConn);
   const telemetryRunner: TopicRunner = runner(
     config.topics.telemetry,
     'telemetry',
     telemetry,
-    telemetryConn,
+    telemetryConns,
     config.consumer.telemetryConcurrency,
     // The partitions this process owns now: the state of any other is forgotten.
     () => telemetry.assigned(telemetryRunner.assignment()),
@@ -99,10 +104,10 @@ export function createTopicRunners(deps: TopicRunnersDeps): TopicRunners {
   });
   return {
     runners: [
-      runner(config.topics.installations, 'installations', installations, installationsConn),
-      runner(config.topics.access, 'access', access, accessConn),
+      runner(config.topics.installations, 'installations', installations, [installationsConn]),
+      runner(config.topics.access, 'access', access, [accessConn]),
       telemetryRunner,
-      runner(movesTopic, 'moves', moves, movesConn),
+      runner(movesTopic, 'moves', moves, [movesConn]),
     ],
     telemetry,
     disconnect: connections.disconnect,
@@ -114,20 +119,20 @@ function runnerFor(deps: TopicRunnersDeps): RunnerFor {
   const { config } = deps;
   const retry = { initialDelayMs: 100, maxDelayMs: config.consumer.maxRetryDelayMs };
   // Offsets commit once the batch's writes are where CONSUMER_WAIT_REPLICAS asks (replica-wait.ts).
-  const durable = (projector: Projector, conn: RedisClient) =>
+  const durable = (projector: Projector, conns: readonly RedisClient[]) =>
     waitingForReplicas(
       projector,
-      conn,
+      conns,
       config.consumer.waitReplicas,
       config.consumer.waitTimeoutMs,
     );
-  return (topic, role, projector, conn, concurrentPartitions = 1, onAssigned = () => {}) =>
+  return (topic, role, projector, conns, concurrentPartitions = 1, onAssigned = () => {}) =>
     createTopicRunner({
       kafka: deps.kafka,
       admin: deps.admin,
       topic,
       groupId: `${config.consumer.groupId}.${role}`,
-      projector: durable(projector, conn),
+      projector: durable(projector, conns),
       deadLetter: deps.deadLetter,
       metrics: deps.metrics,
       logger: deps.logger,
@@ -148,7 +153,7 @@ function runnerFor(deps: TopicRunnersDeps): RunnerFor {
 function telemetryProjectors(
   deps: TopicRunnersDeps,
   movesTopic: string,
-  telemetryConn: RedisClient,
+  telemetryConns: readonly RedisClient[],
   movesConn: RedisClient,
 ): { telemetry: TelemetryProjector; moves: Projector } {
   const { config, keys, clock, metrics, logger } = deps;
@@ -171,7 +176,7 @@ function telemetryProjectors(
   });
   const telemetry = createTelemetryProjector({
     topic: config.topics.telemetry,
-    conn: telemetryConn,
+    conns: createPool(telemetryConns),
     keys,
     owned: createOwnedState({
       installationsPerPartition: config.consumer.stateInstallationsPerPartition,

@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { createPool } from '../../consumers/pool.js';
 
-// Concurrent telemetry batches each need a Redis connection of their own (WATCH is per
-// connection): the pool never lends one item to two users at once.
+// Concurrent telemetry batches each get a Redis connection of their own (a connection answers
+// in order, so a shared one queues a batch behind another's pipelines): the pool never lends
+// one item to two users at once.
 
 describe('createPool', () => {
   it('lends each item to one user at a time and queues the rest', async () => {
