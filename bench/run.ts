@@ -8,7 +8,7 @@ import { ingestFloor } from './cases/ingest-floor.js';
 import { ingestReference } from './cases/ingest-reference.js';
 import { ingestScaleOut } from './cases/ingest-scale-out.js';
 import { microCases } from './cases/micro.js';
-import { mixedCase } from './cases/mixed.js';
+import { freshnessUnderReads, mixedCase } from './cases/mixed.js';
 import { profileApi, profileConsumer } from './cases/profile.js';
 import { closedLoopReads, openLoopReads, type ReadServers, warmUp } from './cases/reads.js';
 import { rebuildCase } from './cases/rebuild.js';
@@ -127,6 +127,10 @@ try {
     if (run('mixed')) {
       console.log('\n[mixed] reads while ingesting at 50% of max');
       await mixedCase(ctx, setup, servers, maxIngest);
+      if (maxima.size > 0) {
+        console.log('\n[mixed] freshness while the flow read runs at 50% of its max');
+        await freshnessUnderReads(ctx, setup, servers, maxima, maxIngest);
+      }
     }
   }
   if (run('reference')) {
