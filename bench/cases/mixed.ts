@@ -27,23 +27,12 @@ export async function mixedCase(
   } finally {
     const f = await run.stop();
     await live.child.stop();
-    for (const [p, v] of [
-      ['p50', f.p50],
-      ['p99', f.p99],
-    ] as const) {
-      const row: Row = {
-        section: 'mixed',
-        name: `produce-to-visible ${p} while reads run`,
-        unit: 'ms',
-        candidate: v,
-        note:
-          p === 'p50'
-            ? `${f.rate.toFixed(0)} events/s; ${f.probes} probes, ${f.unseen} unseen`
-            : undefined,
-      };
-      ctx.rows.push(row);
-      printRow(row);
-    }
+    freshnessRows(
+      ctx,
+      f,
+      'while reads run',
+      `${f.rate.toFixed(0)} events/s; ${f.probes} probes, ${f.unseen} unseen`,
+    );
   }
 }
 
@@ -88,26 +77,40 @@ export async function freshnessUnderReads(
     await sleep(seconds * 1000);
     const f = await run.stop();
     const { result, cpu } = await reads;
-    for (const [p, v] of [
-      ['p50', f.p50],
-      ['p99', f.p99],
-    ] as const) {
-      const row: Row = {
-        section: 'mixed',
-        name: `produce-to-visible ${p} while ${endpoint} runs at 50% of its max (${readRate} req/s)`,
-        unit: 'ms',
-        candidate: v,
-        ...(p === 'p99' ? { target: '<= 250 ms' } : {}),
-        note:
-          p === 'p50'
-            ? `${f.rate.toFixed(0)} events/s; ${f.probes} probes, ${f.unseen} unseen; reads achieved ${result.rps.toFixed(0)} req/s, p99 ${result.p99.toFixed(1)} ms, non-2xx ${result.non2xx}; cores: ${coresText(cpu)}`
-            : undefined,
-      };
-      ctx.rows.push(row);
-      printRow(row);
-    }
+    freshnessRows(
+      ctx,
+      f,
+      `while ${endpoint} runs at 50% of its max (${readRate} req/s)`,
+      `${f.rate.toFixed(0)} events/s; ${f.probes} probes, ${f.unseen} unseen; reads achieved ${result.rps.toFixed(0)} req/s, p99 ${result.p99.toFixed(1)} ms, non-2xx ${result.non2xx}; cores: ${coresText(cpu)}`,
+      '<= 250 ms',
+    );
   } finally {
     await live.child.stop();
+  }
+}
+
+/** The p50 (with the note) and p99 (with the target, if any) rows of one freshness sample. */
+function freshnessRows(
+  ctx: BenchContext,
+  f: { readonly p50: number; readonly p99: number },
+  when: string,
+  note: string,
+  target?: string,
+): void {
+  for (const [p, v] of [
+    ['p50', f.p50],
+    ['p99', f.p99],
+  ] as const) {
+    const row: Row = {
+      section: 'mixed',
+      name: `produce-to-visible ${p} ${when}`,
+      unit: 'ms',
+      candidate: v,
+      ...(p === 'p99' && target ? { target } : {}),
+      note: p === 'p50' ? note : undefined,
+    };
+    ctx.rows.push(row);
+    printRow(row);
   }
 }
 
