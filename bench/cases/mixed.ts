@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { type BenchContext, runLoad } from '../lib/context.js';
 import { printRow, type Row } from '../lib/report.js';
 import type { Endpoint } from '../load/load-spec.js';
@@ -123,5 +124,3 @@ const coresText = (cpu: Record<string, number>) => {
   const sum = Object.values(cpu).reduce((a, b) => a + b, 0);
   return `${parts.join(', ')}; ${sum.toFixed(2)} of 2`;
 };
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
