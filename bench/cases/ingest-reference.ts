@@ -14,7 +14,7 @@ import { spread } from '../lib/stats.js';
 
 /** The reference the targets name: claims, loads and announces like the project. */
 const VARIANT = 'lua+index+load+pub';
-const REFERENCE = `lean-${VARIANT}`;
+export const REFERENCE_NAME = `lean-${VARIANT}`;
 
 const SHAPES = [
   { name: 'full', env: { MIX: 'full' } },
@@ -109,7 +109,7 @@ const GC_METRIC = 'ingest_gc_pause_seconds_total';
 function rowsOf(shape: string, runs: readonly RunFile[]): Row[] {
   const of = (name: string) => runs.filter((r) => r.name === name);
   const project = of('project');
-  const reference = of(REFERENCE);
+  const reference = of(REFERENCE_NAME);
   const section = `ingest vs reference, ${shape} traffic`;
   const pair = (pick: (r: RunFile) => number) => ({
     candidate: spread(project.map(pick)),
@@ -120,7 +120,7 @@ function rowsOf(shape: string, runs: readonly RunFile[]): Row[] {
   const cmds = pair((r) => r.redisCmdsPerEvent);
   // Whole life of the process over the topic's events: start-up's collections included.
   const gc = spread(project.map((r) => ((r.metrics?.[GC_METRIC] ?? Number.NaN) * 1e6) / r.total));
-  const note = `baseline: ${REFERENCE} (../shared/ingest-ref, same topic, same run, alternating)`;
+  const note = `baseline: ${REFERENCE_NAME} (../shared/ingest-ref, same topic, same run, alternating)`;
   return [
     {
       section,

@@ -1,8 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { topicSpecs } from '../../consumers/kafka/topics.js';
-import { decodeDeviceTimes } from '../../src/read-model/installation-state-codec.js';
-import { createKeys, deviceField, deviceTimesKey } from '../../src/read-model/keys.js';
+import { createKeys, deviceField } from '../../src/read-model/keys.js';
 import { createRng, type Rng } from '../../tools/sim/random.js';
 import {
   type BareClient,
@@ -18,10 +17,13 @@ import { type Message, produceAll } from '../lib/stack.js';
 import { Samples, spread, summarizeLatencies } from '../lib/stats.js';
 import { liveState, stateEvent } from '../workload/device-state.js';
 import type { Workload } from '../workload/plan.js';
+import { REFERENCE_NAME, referenceDir } from './ingest-reference.js';
+import { startReferenceConsumer } from './reference-consumer.js';
 
 // Ingest cases: throughput of the project's consumer process against a bare kafkajs consumer on
 // the same topic (alternating), the bare consumer on @platformatic/kafka against the kafkajs one,
-// then produce-to-visible freshness at 50 % of the consumer process's maximum.
+// then produce-to-visible freshness at 50 % of the consumer process's maximum, beside the
+// reference projector of ../shared/ingest-ref on the same traffic when that folder is present.
 
 /** The oldest pending probes polled per round, and the round's period. */
 const POLL_BATCH = 32;
@@ -278,12 +280,22 @@ export interface FreshnessRun {
   }>;
 }
 
+/** A probed device: when its probed report was due, and what its record shows once visible. */
+interface Probe {
+  readonly intended: number;
+  /** The live measurements of the latest report sent for the device since the probed one. */
+  expected: Record<string, unknown>;
+  expectedAt: number;
+}
+
 /**
  * Produces device.state at `rate`/s as the throughput case does (gateways: a random installation
  * reports every device it has, at once, with one observedAt = the report's scheduled send time),
- * so that "50 % of max" is half of the maximum of the same traffic. Watches the device's precise
- * lastSeen (its flow-inputs value, `<first>;<last>;…`, written by the same script as the record)
- * of every `probeEvery`-th event until it reaches that time. Freshness = seen - observedAt.
+ * so that "50 % of max" is half of the maximum of the same traffic. Watches the served record of
+ * every `probeEvery`-th event's device (under `prefix`: the project's or the reference's) until
+ * it shows the report's live measurements. A later report of the same device replaces the
+ * values awaited (the record shows the latest), so a probe counts until the latest report sent
+ * is visible: an upper bound. Freshness = seen - observedAt.
  */
 export function startFreshness(
   ctx: BenchContext,
@@ -295,14 +307,31 @@ export function startFreshness(
 ): FreshnessRun {
   const keys = createKeys(prefix);
   const rng = createRng(ctx.opts.seed + 7);
-  /** `<flow-inputs key> <device field>` -> observedAt awaited. */
-  const pending = new Map<string, number>();
+  /** `<devices key> <device field>` -> its probe. */
+  const pending = new Map<string, Probe>();
   const latencies = new Samples();
   let produced = 0;
   let probes = 0;
   let stopping = false;
   const start = Date.now();
   const sends: Promise<unknown>[] = [];
+
+  const watch = (key: string, intended: number, state: Record<string, unknown>) => {
+    const probe = pending.get(key);
+    if (probe === undefined) {
+      if (produced % probeEvery !== 0) return;
+      pending.set(key, { intended, expected: state, expectedAt: intended });
+      probes++;
+    } else if (intended > probe.expectedAt) {
+      probe.expected = state;
+      probe.expectedAt = intended;
+    } else {
+      // Two reports of one device due in the same millisecond: which one the record keeps is
+      // the consumer's choice, so this probe cannot tell; it is left out.
+      pending.delete(key);
+      probes--;
+    }
+  };
 
   const produceTick = () => {
     if (stopping) return;
@@ -312,15 +341,14 @@ export function startFreshness(
       const intended = start + Math.floor((produced * 1000) / rate);
       const inst = rng.int(1, w.installationCount);
       for (const device of w.devicesOf(inst)) {
-        const event = stateEvent(inst, device, intended, liveState(rng, device.category));
+        const state = liveState(rng, device.category);
+        const event = stateEvent(inst, device, intended, state);
         messages.push({ key: String(inst), value: JSON.stringify(event) });
-        if (produced % probeEvery === 0) {
-          const key = `${deviceTimesKey(keys, inst)} ${deviceField(device.category, device.deviceId)}`;
-          if (!pending.has(key)) {
-            pending.set(key, intended);
-            probes++;
-          }
-        }
+        watch(
+          `${keys.devices(inst)} ${deviceField(device.category, device.deviceId)}`,
+          intended,
+          state,
+        );
         produced++;
       }
     }
@@ -333,7 +361,7 @@ export function startFreshness(
     while (polling) {
       // The oldest probes only: they become visible first, and the poll stays cheap however
       // far the consumer falls behind.
-      const entries: Array<[string, number]> = [];
+      const entries: Array<[string, Probe]> = [];
       for (const entry of pending) {
         entries.push(entry);
         if (entries.length === POLL_BATCH) break;
@@ -346,11 +374,10 @@ export function startFreshness(
         }
         const replies = (await pipeline.exec()) ?? [];
         const now = Date.now();
-        entries.forEach(([key, observed], i) => {
-          const stored = (replies[i]?.[1] as string | null) ?? '';
-          const last = decodeDeviceTimes(stored)?.lastSeenMs ?? 0;
-          if (last >= observed) {
-            latencies.push(now - observed);
+        entries.forEach(([key, probe], i) => {
+          const stored = replies[i]?.[1] as string | null | undefined;
+          if (stored && shows(JSON.parse(stored) as Record<string, unknown>, probe.expected)) {
+            latencies.push(now - probe.intended);
             pending.delete(key);
           }
         });
@@ -383,14 +410,29 @@ export function startFreshness(
   };
 }
 
-/** Starts a consumer process on a fresh live topic and waits until it is consuming. */
+/** Whether a served record carries every live measurement of a report (arrays by value). */
+const shows = (record: Record<string, unknown>, state: Record<string, unknown>): boolean =>
+  Object.entries(state).every(([name, value]) =>
+    Array.isArray(value)
+      ? JSON.stringify(record[name]) === JSON.stringify(value)
+      : record[name] === value,
+  );
+
+/** A consumer process started on a topic, and the group whose commits tell it consumes. */
+export type ConsumerStart = (topic: string) => Promise<{ child: Child; group: string }>;
+
+/**
+ * Starts a consumer process (the project's, unless `start` says otherwise) on a fresh live
+ * topic and waits until it is consuming.
+ */
 export async function startLiveConsumer(
   ctx: BenchContext,
   setup: IngestSetup,
   name: string,
+  start: ConsumerStart = (topic) => startTelemetryConsumer(ctx, setup, name, topic),
 ): Promise<{ topic: string; child: Child }> {
   const topic = await createTelemetryTopic(ctx, name);
-  const consumer = await startTelemetryConsumer(ctx, setup, name, topic);
+  const consumer = await start(topic);
   // Warm: the group is joined and fetching once a first batch is committed.
   const rng = createRng(1);
   await produceAll(ctx.kafka.producer, topic, liveMessages(setup.workload, 60, Date.now(), rng));
@@ -402,37 +444,104 @@ export async function startLiveConsumer(
   return { topic, child: consumer.child };
 }
 
+export type FreshnessResult = Awaited<ReturnType<FreshnessRun['stop']>>;
+
+/** The consumer's start for each side of a freshness comparison: the project's, and the reference when present. */
+export function freshnessSides(
+  ctx: BenchContext,
+  setup: IngestSetup,
+  name: string,
+): Array<{ side: 'project' | 'reference'; prefix: string; start: ConsumerStart }> {
+  const project = {
+    side: 'project' as const,
+    prefix: setup.prefix,
+    start: (topic: string) => startTelemetryConsumer(ctx, setup, name, topic),
+  };
+  if (referenceDir() === null) return [project];
+  // Under the run's prefix, which the run drops at its end.
+  const prefix = `bench:${ctx.runId}:${name}-reference:`;
+  const reference = {
+    side: 'reference' as const,
+    prefix,
+    start: (topic: string) =>
+      startReferenceConsumer(ctx, setup.workload, setup.prefix, prefix, `${name}-reference`, topic),
+  };
+  return [project, reference];
+}
+
+/**
+ * Freshness at 10 % and 50 % of the consumer process's max ingest, for the project's consumer
+ * and, on the same traffic (same seed, same rates), for the reference projector.
+ */
 export async function freshness(
   ctx: BenchContext,
   setup: IngestSetup,
   maxIngest: number,
 ): Promise<void> {
-  const live = await startLiveConsumer(ctx, setup, 'live');
   // 10 % as well: shows whether latency comes from load or from fixed costs per fetch cycle.
-  for (const share of [0.1, 0.5]) {
-    const rate = Math.max(10, Math.floor(maxIngest * share));
-    const cpu0 = cpuSecondsOf(live.child.pid);
-    const t0 = performance.now();
-    const run = startFreshness(ctx, setup.workload, setup.prefix, live.topic, rate);
-    await new Promise((r) => setTimeout(r, ctx.opts.freshnessSeconds * 1000));
-    const f = await run.stop();
-    const cores = (cpuSecondsOf(live.child.pid) - cpu0) / ((performance.now() - t0) / 1000);
-    const note = `${f.rate.toFixed(0)} events/s produced; ${f.probes} probes, ${f.unseen} unseen; max ${f.max.toFixed(0)} ms; consumer ${cores.toFixed(2)} cores; 1 in 10 events probed, oldest ${POLL_BATCH} polled every ${POLL_MS} ms`;
-    for (const [p, v] of [
-      ['p50', f.p50],
-      ['p99', f.p99],
-    ] as const) {
-      const row: Row = {
-        section: `freshness @${share * 100}% of max ingest`,
-        name: `produce-to-visible ${p}`,
-        unit: 'ms',
-        candidate: v,
-        ...(p === 'p99' && share === 0.5 ? { target: '<= 100 ms' } : {}),
-        note: p === 'p50' ? note : undefined,
-      };
-      ctx.rows.push(row);
-      printRow(row);
+  const shares = [0.1, 0.5] as const;
+  const samples = new Map<string, { f: FreshnessResult; cores: number }>();
+  for (const { side, prefix, start } of freshnessSides(ctx, setup, 'live')) {
+    const live = await startLiveConsumer(ctx, setup, `live-${side}`, start);
+    try {
+      for (const share of shares) {
+        const rate = Math.max(10, Math.floor(maxIngest * share));
+        const cpu0 = cpuSecondsOf(live.child.pid);
+        const t0 = performance.now();
+        const run = startFreshness(ctx, setup.workload, prefix, live.topic, rate);
+        await new Promise((r) => setTimeout(r, ctx.opts.freshnessSeconds * 1000));
+        const f = await run.stop();
+        const cores = (cpuSecondsOf(live.child.pid) - cpu0) / ((performance.now() - t0) / 1000);
+        samples.set(`${side} ${share}`, { f, cores });
+      }
+    } finally {
+      await live.child.stop();
     }
   }
-  await live.child.stop();
+  for (const share of shares) {
+    const project = samples.get(`project ${share}`);
+    const reference = samples.get(`reference ${share}`);
+    if (project === undefined) continue;
+    const about = (s: { f: FreshnessResult; cores: number }) =>
+      `${s.f.rate.toFixed(0)} events/s produced; ${s.f.probes} probes, ${s.f.unseen} unseen; max ${s.f.max.toFixed(0)} ms; consumer ${s.cores.toFixed(2)} cores`;
+    freshnessRows(ctx, {
+      section: `freshness @${share * 100}% of max ingest`,
+      project: project.f,
+      reference: reference?.f,
+      note: `${about(project)}${reference ? `; reference: ${about(reference)}` : ''}; 1 in 10 events probed, oldest ${POLL_BATCH} polled every ${POLL_MS} ms`,
+      target: share === 0.5 ? '<= 100 ms' : undefined,
+    });
+  }
+}
+
+/**
+ * The p50 (with the note) and p99 (with the target, if any) rows of a freshness sample: the
+ * project's consumer, beside the reference (baseline) on the same traffic when it ran.
+ */
+export function freshnessRows(
+  ctx: BenchContext,
+  s: {
+    section: string;
+    when?: string;
+    project: FreshnessResult;
+    reference: FreshnessResult | undefined;
+    note: string;
+    target: string | undefined;
+  },
+): void {
+  for (const p of ['p50', 'p99'] as const) {
+    const { project, reference } = s;
+    const row: Row = {
+      section: s.section,
+      name: `produce-to-visible ${p}${s.when ? ` ${s.when}` : ''}`,
+      unit: 'ms',
+      candidate: project[p],
+      ...(reference ? { baseline: reference[p], ratio: project[p] / reference[p] } : {}),
+      ...(p === 'p99' && s.target ? { target: s.target } : {}),
+      note:
+        p === 'p50' ? `${s.note}${reference ? `; baseline: ${REFERENCE_NAME}` : ''}` : undefined,
+    };
+    ctx.rows.push(row);
+    printRow(row);
+  }
 }

@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { openSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 
 // Child processes of the bench: each runs `node [--import tsx] <script>` directly (no npx
 // wrapper), so its pid is the process doing the work and /proc/<pid>/stat measures it.
@@ -47,7 +47,7 @@ export function startChild(opts: {
       ...(opts.nodeArgs ?? []),
       // Sources through tsx; compiled files (`npm run build`, dist/*.js) by node alone.
       ...(opts.script.endsWith('.ts') ? ['--import', 'tsx'] : []),
-      join(ROOT, opts.script),
+      resolve(ROOT, opts.script),
       ...(opts.args ?? []),
     ],
     {
