@@ -9,11 +9,14 @@ import { slotRouter } from './slot-router.js';
 // The near-cache: per installation, what the per-installation scripts read (the acl entries of
 // the keys that read it here, the stored flow with its validUntil, the devices hash), in a
 // bounded LRU. An entry exists only while its installation's change channel is held, and was
-// read only after that subscription was confirmed; any announcement drops it, and a read that
-// raced one is not kept. When the subscriber's connection drops every entry goes (whatever
-// happened meanwhile was not heard), and until it is back reads go to Redis uncached. Time is
-// evaluated per request: a key's acl expiry and the flow's validUntil against `now` (an expired
-// flow is served recomputed from the cached devices, as the script path does).
+// read only after that subscription was confirmed; any announcement empties it, and a read that
+// raced one is not kept. An emptied entry keeps its place and its channel, so the next read is
+// kept at once: a busy installation costs the API one message per write, not an unsubscribe, a
+// subscribe and a second read to warm it again. Emptied entries go in LRU order like the others.
+// When the subscriber's connection drops every entry goes (whatever happened meanwhile was not
+// heard), and until it is back reads go to Redis uncached. Time is evaluated per request: a key's
+// acl expiry and the flow's validUntil against `now` (an expired flow is served recomputed from
+// the cached devices, as the script path does).
 //
 // What a hit may reveal by timing: only a key the entry lists as holding a live grant is served
 // from memory, and it would get a 200 anyway. Every other answer (another key, an expired entry,
@@ -57,9 +60,12 @@ export interface NearCache {
 }
 
 interface Entry {
-  readonly snapshot: Snapshot;
+  /** Null once an announcement emptied it: its channel is still held. */
+  readonly snapshot: Snapshot | null;
   readonly filledAt: number;
 }
+
+const EMPTIED: Entry = { snapshot: null, filledAt: 0 };
 
 const UNAUTHORIZED = { kind: 'unauthorized' } as const;
 const ABSENT = { kind: 'absent' } as const;
@@ -83,7 +89,10 @@ export function createNearCache(deps: {
   function drop(id: number): void {
     if (lru.delete(id)) subscriber.release(id);
   }
-  subscriber.on('change', drop);
+  // Map.set on a present key keeps its place in the LRU order.
+  subscriber.on('change', (id) => {
+    if (lru.has(id)) lru.set(id, EMPTIED);
+  });
   subscriber.on('reset', () => {
     for (const id of lru.keys()) subscriber.release(id);
     lru.clear();
@@ -144,7 +153,7 @@ export function createNearCache(deps: {
 
   function keep(id: number, snapshot: Snapshot): void {
     const old = lru.get(id);
-    if (old && performance.now() - old.filledAt < deps.maxAgeMs) {
+    if (old?.snapshot && performance.now() - old.filledAt < deps.maxAgeMs) {
       // Both were read with no announcement since: the other keys' grants still hold.
       for (const [hash, exp] of old.snapshot.grants) {
         if (!snapshot.grants.has(hash)) snapshot.grants.set(hash, exp);
@@ -163,7 +172,7 @@ export function createNearCache(deps: {
     monotonicMs = performance.now(),
   ): Snapshot | undefined {
     const entry = lru.get(id);
-    if (entry === undefined) return undefined;
+    if (!entry?.snapshot) return undefined;
     if (granted(entry.snapshot, keyHash, nowMs) === null) return undefined;
     if (monotonicMs - entry.filledAt >= deps.maxAgeMs) return undefined;
     lru.delete(id);

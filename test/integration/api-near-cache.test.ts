@@ -11,7 +11,7 @@ import { device, installation, newApiKey } from '../support-api/fixtures.js';
 
 // The near-cache (api/read-model/near-cache.ts) against real Redis, written by the consumers'
 // own stores: a warm installation is served without Redis; every change the consumers write is
-// served next (the change feed drops the entry); revocation within 1 s; time is evaluated per
+// served next (the change feed empties the entry, which the next read refills); revocation within 1 s; time is evaluated per
 // request; a lost subscriber connection drops everything; refusals cost the same whatever is
 // cached.
 describe('API near-cache', () => {
@@ -106,6 +106,30 @@ describe('API near-cache', () => {
         (await get(devicesPath(id), key)).json().batteries[0].soe === 78 ? true : undefined,
       1_000,
     );
+  });
+
+  it('refills a changed entry with one read and no new subscription, then serves it from memory', async () => {
+    const { id, key } = await readable();
+    await warm(flowPath(id), key);
+    await monitor.take();
+    await battery(id, 55);
+    const written = await monitor.take();
+    // Served from memory until the announcement lands, then read once and kept.
+    await waitFor(
+      'the new flow',
+      async () => ((await soeOf(id, key)) === 55 ? true : undefined),
+      1_000,
+    );
+    const reads = (await monitor.take()).filter((args) => !args.includes(epoch));
+    const subscriptions = [...written, ...reads].filter(([name]) =>
+      /^s?(un)?subscribe$/i.test(name as string),
+    );
+    expect(subscriptions).toEqual([]);
+    // One read script (the commands it runs show too): no second read to warm the entry.
+    expect(reads.filter(([name]) => /^evalsha$/i.test(name as string))).toHaveLength(1);
+    const { result, commands } = await commandsOf(() => get(flowPath(id), key));
+    expect(result.json().data.batterySoe).toBe(55);
+    expect(commands).toEqual([]);
   });
 
   it('serves the bulk flow from memory and follows every change of a flow', async () => {
