@@ -11,9 +11,9 @@ import { device, installation, newApiKey } from '../support-api/fixtures.js';
 
 // The near-cache (api/read-model/near-cache.ts) against real Redis, written by the consumers'
 // own stores: a warm installation is served without Redis; every change the consumers write is
-// served next (the change feed empties the entry, which the next read refills); revocation within 1 s; time is evaluated per
-// request; a lost subscriber connection drops everything; refusals cost the same whatever is
-// cached.
+// served next (the change feed empties the entry, which the next read refills); revocation
+// within 1 s; time is evaluated per request; a lost subscriber connection drops everything;
+// refusals cost the same whatever is cached.
 describe('API near-cache', () => {
   let nowMs = Date.now();
   const api = testApi({ clock: () => nowMs });
