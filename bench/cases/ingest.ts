@@ -446,17 +446,16 @@ export async function startLiveConsumer(
 
 export type FreshnessResult = Awaited<ReturnType<FreshnessRun['stop']>>;
 
-/** The consumer's start for each side of a freshness comparison: the project's, and the reference when present. */
+/**
+ * The sides of a freshness comparison: the project's consumer (startLiveConsumer's default
+ * start), and the reference, started by `start`, when present.
+ */
 export function freshnessSides(
   ctx: BenchContext,
   setup: IngestSetup,
   name: string,
-): Array<{ side: 'project' | 'reference'; prefix: string; start: ConsumerStart }> {
-  const project = {
-    side: 'project' as const,
-    prefix: setup.prefix,
-    start: (topic: string) => startTelemetryConsumer(ctx, setup, name, topic),
-  };
+): Array<{ side: 'project' | 'reference'; prefix: string; start?: ConsumerStart }> {
+  const project = { side: 'project' as const, prefix: setup.prefix };
   if (referenceDir() === null) return [project];
   // Under the run's prefix, which the run drops at its end.
   const prefix = `bench:${ctx.runId}:${name}-reference:`;
