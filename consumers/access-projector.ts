@@ -1,20 +1,24 @@
 import type { Logger } from 'pino';
 import { parseAccessMessage } from '../src/domain/event-parse.js';
-import { expectedMessageKey } from '../src/domain/events.js';
+import { type AccessEvent, expectedMessageKey } from '../src/domain/events.js';
 import type { AccessFactStore } from '../src/read-model/access-fact-store.js';
-import type { AccessViewStore } from '../src/read-model/access-store.js';
+import type { AccessWork } from '../src/read-model/access-store.js';
 import type { Rejection } from './dead-letter.js';
 import type { KafkaBatch } from './kafka/client.js';
 import type { ConsumerMetrics } from './metrics.js';
 import type { BatchOutcome, Projector } from './runner.js';
 
-// access-changes.v1: store each fact, then recompute the views of every application the batch
-// affected, once per application.
+// access-changes.v1: store the batch's facts (statuses of keys and applications take effect
+// here), then record the (application, installation) entries they may change for the access
+// worker, which derives them off this path (src/read-model/access-store.ts). A batch costs what
+// its facts touch, whatever the size of the applications they belong to.
 
 export function createAccessProjector(deps: {
   topic: string;
   facts: AccessFactStore;
-  views: AccessViewStore;
+  work: AccessWork;
+  /** Wakes the access worker: the batch recorded work. */
+  onWork: () => void;
   metrics: ConsumerMetrics;
   logger: Logger;
 }): Projector {
@@ -22,8 +26,7 @@ export function createAccessProjector(deps: {
   return {
     async project(batch: KafkaBatch): Promise<BatchOutcome> {
       const rejections: Rejection[] = [];
-      const apps = new Set<number>();
-      let applied = 0;
+      const events: AccessEvent[] = [];
       for (const message of batch.messages) {
         const parsed = parseAccessMessage(message.value, message.key);
         if (!parsed.ok) {
@@ -36,12 +39,12 @@ export function createAccessProjector(deps: {
           rejections.push({ message, reason: 'invalid_key', detail: `key must be ${expected}` });
           continue;
         }
-        const effect = await deps.facts.apply(parsed.event);
-        applied++;
-        for (const app of effect.applications) apps.add(app);
+        events.push(parsed.event);
       }
-      for (const app of apps) await deps.views.recomputeApplication(app);
-      metrics.applied.inc({ topic }, applied);
+      const effects = await deps.facts.applyAll(events);
+      await deps.work.record(effects, batch);
+      if (effects.pairs.size > 0 || effects.sweeps.size > 0) deps.onWork();
+      metrics.applied.inc({ topic }, events.length);
       return { rejections };
     },
   };

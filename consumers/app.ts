@@ -67,7 +67,7 @@ export async function startConsumers(deps: ConsumerDeps): Promise<ConsumerApp> {
     }).finally(() => deps.onFatal?.(failure));
   };
   let refreshLag = async () => {};
-  const { runners, telemetry, disconnect } = createTopicRunners({
+  const { runners, telemetry, accessWorker, disconnect } = createTopicRunners({
     ...deps,
     clock,
     logger,
@@ -117,6 +117,7 @@ export async function startConsumers(deps: ConsumerDeps): Promise<ConsumerApp> {
       stopGcCount();
       guard.stop();
       await Promise.all(runners.map((r) => r.stop()));
+      await accessWorker.stop();
       await producer.disconnect();
       await admin.disconnect();
       disconnect();

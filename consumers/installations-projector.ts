@@ -2,7 +2,8 @@ import type { Logger } from 'pino';
 import { parseDateTime } from '../src/domain/date-time.js';
 import { parseInstallationsMessage } from '../src/domain/event-parse.js';
 import { expectedMessageKey } from '../src/domain/events.js';
-import type { AccessViewStore } from '../src/read-model/access-store.js';
+import { addPair, noEffects } from '../src/read-model/access-fact-store.js';
+import type { AccessWork } from '../src/read-model/access-store.js';
 import type { InstallationStore } from '../src/read-model/installation-store.js';
 import type { Rejection } from './dead-letter.js';
 import type { KafkaBatch } from './kafka/client.js';
@@ -10,13 +11,16 @@ import type { ConsumerMetrics } from './metrics.js';
 import type { BatchOutcome, Projector } from './runner.js';
 
 // installations.v1: upserts (last-writer-wins by occurredAt) and deletions (event or tombstone).
-// The access views of every installation the batch changed are refreshed once at its end:
-// keyViews embed the installation JSON and the company decides company-owned access.
+// The access entries of every installation the batch changed are recorded for the access
+// worker: application views embed the installation JSON, and the company decides company-owned
+// access.
 
 export function createInstallationsProjector(deps: {
   topic: string;
   store: InstallationStore;
-  access: AccessViewStore;
+  access: AccessWork;
+  /** Wakes the access worker: the batch recorded work. */
+  onWork: () => void;
   metrics: ConsumerMetrics;
   logger: Logger;
 }): Projector {
@@ -65,10 +69,14 @@ export function createInstallationsProjector(deps: {
           stale++;
         }
       }
-      const apps = new Set<number>();
-      for (const id of changed)
-        for (const app of await deps.access.applicationsGranted(id)) apps.add(app);
-      for (const app of apps) await deps.access.recomputeApplication(app);
+      const effects = noEffects();
+      const ids = [...changed];
+      const granted = await deps.access.applicationsGranted(ids);
+      ids.forEach((id, i) => {
+        for (const app of granted[i] ?? []) addPair(effects, app, id);
+      });
+      await deps.access.record(effects, batch);
+      if (effects.pairs.size > 0) deps.onWork();
       metrics.applied.inc({ topic }, applied);
       metrics.stale.inc({ topic }, stale);
       metrics.droppedFields.inc({ topic }, dropped);

@@ -15,6 +15,7 @@ export interface ConsumerMetrics {
   readonly redisRetries: Counter<'topic'>;
   readonly flowRefreshes: Counter<'trigger'>;
   readonly flowRefreshFailures: Counter;
+  readonly accessEntriesDerived: Counter;
   readonly corruptInstallations: Counter<'topic'>;
   readonly batchDuration: Histogram<'topic'>;
   readonly visibleDelay: Histogram<'topic'>;
@@ -118,6 +119,7 @@ function writeMetrics(
   | 'redisRetries'
   | 'flowRefreshes'
   | 'flowRefreshFailures'
+  | 'accessEntriesDerived'
   | 'corruptInstallations'
   | 'batchDuration'
   | 'visibleDelay'
@@ -138,6 +140,11 @@ function writeMetrics(
     flowRefreshFailures: new Counter({
       name: 'ingest_flow_refresh_failures_total',
       help: 'Energy flows the ageing sweep could not recompute (postponed, not retried at once)',
+      registers,
+    }),
+    accessEntriesDerived: new Counter({
+      name: 'ingest_access_entries_derived_total',
+      help: 'Access entries (application, installation) derived by the access worker',
       registers,
     }),
     corruptInstallations: new Counter({

@@ -5,11 +5,12 @@ import {
   serializeDeviceReleased,
 } from '../src/projection/device-released.js';
 import { createAccessFactStore } from '../src/read-model/access-fact-store.js';
-import { createAccessViewStore } from '../src/read-model/access-store.js';
+import { createAccessWork } from '../src/read-model/access-store.js';
 import { createInstallationStore } from '../src/read-model/installation-store.js';
 import type { ReadModelKeys } from '../src/read-model/keys.js';
 import { duplicateConnection, type RedisClient } from '../src/read-model/redis-connection.js';
 import { createAccessProjector } from './access-projector.js';
+import { type AccessWorker, createAccessWorker } from './access-worker.js';
 import type { DeadLetterWriter } from './dead-letter.js';
 import { createDeviceMovesProjector } from './device-moves-projector.js';
 import { createInstallationsProjector } from './installations-projector.js';
@@ -52,6 +53,8 @@ export interface TopicRunners {
   readonly runners: readonly TopicRunner[];
   /** The telemetry projector, whose flows the ageing sweep recomputes. */
   readonly telemetry: TelemetryProjector;
+  /** Derives the access entries the installations and access batches recorded. */
+  readonly accessWorker: AccessWorker;
   /** Closes the projectors' own Redis connections. */
   disconnect(): void;
 }
@@ -88,28 +91,55 @@ export function createTopicRunners(deps: TopicRunnersDeps): TopicRunners {
   );
   const installationsConn = connections.open();
   const accessConn = connections.open();
+  // A connection of its own: a chunk's pipelines never queue before a batch's commands.
+  const accessWorker = createAccessWorker({
+    work: createAccessWork({ conn: connections.open(), keys }),
+    metrics,
+    logger,
+    maxRetryDelayMs: config.consumer.maxRetryDelayMs,
+  });
+  const onWork = () => accessWorker.kick();
   const installations = createInstallationsProjector({
     topic: config.topics.installations,
     store: createInstallationStore({ conn: installationsConn, keys }),
-    access: createAccessViewStore({ conn: installationsConn, keys }),
+    access: createAccessWork({ conn: installationsConn, keys }),
+    onWork,
     metrics,
     logger,
   });
   const access = createAccessProjector({
     topic: config.topics.access,
     facts: createAccessFactStore({ conn: accessConn, keys }),
-    views: createAccessViewStore({ conn: accessConn, keys }),
+    work: createAccessWork({ conn: accessConn, keys }),
+    onWork,
     metrics,
     logger,
   });
+  const installationsRunner: TopicRunner = runner(
+    config.topics.installations,
+    'installations',
+    installations,
+    [installationsConn],
+    1,
+    () => accessWorker.assigned(config.topics.installations, installationsRunner.assignment()),
+  );
+  const accessRunner: TopicRunner = runner(
+    config.topics.access,
+    'access',
+    access,
+    [accessConn],
+    1,
+    () => accessWorker.assigned(config.topics.access, accessRunner.assignment()),
+  );
   return {
     runners: [
-      runner(config.topics.installations, 'installations', installations, [installationsConn]),
-      runner(config.topics.access, 'access', access, [accessConn]),
+      installationsRunner,
+      accessRunner,
       telemetryRunner,
       runner(movesTopic, 'moves', moves, [movesConn]),
     ],
     telemetry,
+    accessWorker,
     disconnect: connections.disconnect,
   };
 }

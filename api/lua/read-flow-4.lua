@@ -1,15 +1,15 @@
 --[[
-  The stored energy flow of one installation, if the key may read it.
+  The stored energy flow of one installation, if the application may read it.
 
-  KEYS[1] acl(installationId)          hash: keyHash -> expiresAt epoch ms (0 = never)
+  KEYS[1] acl(installationId)          hash: applicationId -> generation, positive when allowed
   KEYS[2] installation(installationId) string: Installation JSON
   KEYS[3] flow(installationId)         hash: data -> flow JSON or "null", validUntil -> epoch ms
   KEYS[4] devices(installationId)      hash: "<category>:<deviceId>" -> device JSON
 
-  ARGV[1] keyHash (lower-case hex SHA-256 of the API key)
+  ARGV[1] the key's applicationId
   ARGV[2] now, epoch ms
 
-  Returns nil when the key has no live grant or the installation does not exist, else
+  Returns nil when the application may not read it or the installation does not exist, else
   { data, validUntil } while the flow is valid (validUntil 0 or >= now), else
   { data, validUntil, field, value, ... } with the devices hash so the caller recomputes.
   A missing flow hash reads as { "null", "0" }.

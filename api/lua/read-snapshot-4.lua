@@ -1,17 +1,17 @@
 --[[
-  What the near-cache holds of one installation (api/read-model/near-cache.ts), if the key may
-  read it: the key's acl entry, the stored flow and the devices hash, in one call. The access
+  What the near-cache holds of one installation (api/read-model/near-cache.ts), if the application may
+  read it: the application's acl entry, the stored flow and the devices hash, in one call. The access
   check is the same as the other API scripts', so a refusal costs what it costs them.
 
-  KEYS[1] acl(installationId)          hash: keyHash -> expiresAt epoch ms (0 = never)
+  KEYS[1] acl(installationId)          hash: applicationId -> generation, positive when allowed
   KEYS[2] installation(installationId) string: Installation JSON
   KEYS[3] flow(installationId)         hash: data -> flow JSON or "null", validUntil -> epoch ms
   KEYS[4] devices(installationId)      hash: "<category>:<deviceId>" -> device JSON
 
-  ARGV[1] keyHash (lower-case hex SHA-256 of the API key)
+  ARGV[1] the key's applicationId
   ARGV[2] now, epoch ms
 
-  Returns nil when the key has no live grant or the installation does not exist (one answer
+  Returns nil when the application may not read it or the installation does not exist (one answer
   for both, on purpose), else { expiresAt, data, validUntil, field, value, ... } with the
   devices hash flat. A missing flow hash reads as "null", "0".
 ]]

@@ -93,7 +93,7 @@ export function createQuotas(deps: {
   async function applicationOf(keyHash: string): Promise<number> {
     const known = appOfKey.get(keyHash);
     if (known !== undefined) return known;
-    const app = Number(await redis.hget(keys.keyView(keyHash), 'app'));
+    const app = Number(await redis.hget(keys.keyStatus(keyHash), 'app'));
     if (appOfKey.size >= MAX_KNOWN_KEYS) appOfKey.clear();
     appOfKey.set(keyHash, app);
     return app;

@@ -1,28 +1,23 @@
-import {
-  installationField,
-  parseInstallationField,
-  type ReadModelKeys,
-} from '../../src/read-model/keys.js';
+import { appViewVersionKey, type ReadModelKeys } from '../../src/read-model/keys.js';
 import { isCluster, type RedisClient } from '../../src/read-model/redis-connection.js';
 import type { Representation } from '../http/representation.js';
-import { isViewLive } from './access-check.js';
-import { flowScriptKeys, hgetallFlat } from './api-scripts.js';
+import { flowScriptKeys } from './api-scripts.js';
+import type { KeyAccess, KeyGrant } from './key-access.js';
 import { slotRouter } from './slot-router.js';
 import { writeBatcher } from './write-batching.js';
 
-// Every read the API makes. A successful read is one command: the per-installation script's
-// acl entry proves the key live (the consumers drop it in the same MULTI as the key view
-// whenever the key, its application or its access ends, and it carries the key's expiry), and
-// getInstallations reads the key view, which carries the key's liveness itself. Only when the
-// script answers nil is the key view read, to tell 401 from 404: a missing and an inaccessible
-// installation both take that same second command.
+// Every read the API makes. The key is judged first, from its status and its application's
+// (key-access.ts, kept in memory while the access channel is heard): a refused key is 401
+// before any data is read. A read is then one command in the installation's slot, whose acl
+// entry says whether the key's application may read it: nil answers "missing" and "not yours"
+// alike (404). getInstallations reads the application's view a page at a time, in id order.
 
 export type Access<T> =
   | { readonly kind: 'unauthorized' }
   | { readonly kind: 'absent' }
   | { readonly kind: 'ok'; readonly value: T };
 
-/** One installation of a key view: its id and its stored JSON bytes. */
+/** One installation of a view: its id and its stored JSON bytes. */
 export interface StoredInstallation {
   readonly id: number;
   readonly json: Buffer;
@@ -38,9 +33,18 @@ export interface StoredFlow {
 }
 
 export interface StoredInstallations {
+  /** Ascending by id. */
   readonly installations: StoredInstallation[];
-  /** The answer built from them, kept with the key view cache's entry (null: built per request). */
+  /** More installations follow the last one (the page was full). */
+  readonly more: boolean;
+  /** The answer built from them, kept with the view cache's entry (null: built per request). */
   readonly memo: { body: Representation | null } | null;
+}
+
+/** Which page of a key's installations: those after `afterId` (null: from the first), `limit` at most. */
+export interface PageRequest {
+  readonly afterId: number | null;
+  readonly limit: number;
 }
 
 export interface StoredDevices {
@@ -79,57 +83,91 @@ export type Read<T> = Access<T> | Promise<Access<T>>;
 export interface ApiReader {
   /** Whether the key is live at `nowMs` (used when parameters are bad: auth answers first). */
   keyLive(keyHash: string, nowMs: number): Promise<boolean>;
-  /** Every installation the key may read, in no particular order. */
-  installations(keyHash: string, nowMs: number): Promise<Access<StoredInstallations>>;
+  /** One page of the installations the key may read, ascending by id. */
+  installations(
+    keyHash: string,
+    nowMs: number,
+    page: PageRequest,
+  ): Promise<Access<StoredInstallations>>;
   devices(keyHash: string, id: number, nowMs: number): Read<StoredDevices>;
   flow(keyHash: string, id: number, nowMs: number): Read<StoredFlow>;
   /** `flow` of each id, in order: one one-slot command per installation, never a cross-slot one. */
   flows(keyHash: string, ids: readonly number[], nowMs: number): Promise<Access<StoredFlow>[]>;
 }
 
-const UNAUTHORIZED = { kind: 'unauthorized' } as const;
-const ABSENT = { kind: 'absent' } as const;
+export const UNAUTHORIZED = { kind: 'unauthorized' } as const;
+export const ABSENT = { kind: 'absent' } as const;
 
-export function createApiReader(connection: RedisClient, keys: ReadModelKeys): ApiReader {
+/**
+ * `read` with the key's grant: at once when the key's records are in memory, else after reading
+ * them; 401 for a refused key.
+ */
+export function withGrant<T>(
+  access: KeyAccess,
+  keyHash: string,
+  nowMs: number,
+  read: (grant: KeyGrant) => Read<T>,
+): Read<T> {
+  const grant = access.peek(keyHash, nowMs);
+  if (grant === null) return UNAUTHORIZED;
+  if (grant !== undefined) return read(grant);
+  return access.resolve(keyHash, nowMs).then((g) => (g === null ? UNAUTHORIZED : read(g)));
+}
+
+export function createApiReader(
+  connection: RedisClient,
+  keys: ReadModelKeys,
+  access: KeyAccess,
+): ApiReader {
   const sendTo = slotRouter(connection);
-  // Only reads with small replies share socket writes: batching the large ones (devices, key
-  // views) measured slower, their replies then arrive in one burst instead of as they are ready.
+  // Only reads with small replies share socket writes: batching the large ones (devices, views)
+  // measured slower, their replies then arrive in one burst instead of as they are ready.
   // On a cluster a turn's reads spread over the masters, a third of the burst each, and holding
   // the devices reads measured faster there (uncached, 64 at a time: 46 µs of API CPU per request
   // against 64-68 unheld; 50-55 on a single Redis).
   const hold = writeBatcher(connection);
   const holdLarge = isCluster(connection);
 
-  async function keyLive(keyHash: string, nowMs: number): Promise<boolean> {
+  async function flowOf(app: number, id: number, nowMs: number): Promise<Access<StoredFlow>> {
     hold();
-    const view = keys.keyView(keyHash);
-    const [app, exp] = await sendTo(view, (redis) => redis.hmget(view, 'app', 'exp'));
-    return isViewLive(app ?? null, exp ?? null, nowMs);
+    const read = flowScriptKeys(keys, id);
+    const reply = await sendTo(read[0], (redis) => redis.apiReadFlow(...read, app, nowMs));
+    if (reply === null) return ABSENT;
+    const [data, validUntil, ...devices] = reply;
+    const validUntilMs = Number(validUntil);
+    const expired = validUntilMs !== 0 && validUntilMs < nowMs;
+    return {
+      kind: 'ok',
+      value: { data: data ?? 'null', validUntilMs, devices: expired ? devices : null, memo: null },
+    };
   }
 
-  /** The script answered nil: no live grant, or no installation. The key view decides which. */
-  async function refused(keyHash: string, nowMs: number) {
-    return (await keyLive(keyHash, nowMs)) ? ABSENT : UNAUTHORIZED;
+  async function devicesOf(app: number, id: number, nowMs: number): Promise<Access<StoredDevices>> {
+    if (holdLarge) hold();
+    const acl = keys.acl(id);
+    const pairs = await sendTo(acl, (redis) =>
+      redis.apiReadDevicesBuffer(acl, keys.installation(id), keys.devices(id), app, nowMs),
+    );
+    return pairs === null ? ABSENT : { kind: 'ok', value: { pairs, memo: null } };
   }
 
   return {
-    keyLive,
-
-    async installations(keyHash, nowMs) {
-      const key = keys.keyView(keyHash);
-      const view = parseKeyView(await sendTo(key, (redis) => hgetallFlat(redis, key)), 0);
-      if (!isViewLive(view.app, view.exp, nowMs)) return UNAUTHORIZED;
-      return { kind: 'ok', value: { installations: view.installations, memo: null } };
+    async keyLive(keyHash, nowMs) {
+      return (await access.resolve(keyHash, nowMs)) !== null;
     },
 
-    async devices(keyHash, id, nowMs) {
-      if (holdLarge) hold();
-      const acl = keys.acl(id);
-      const pairs = await sendTo(acl, (redis) =>
-        redis.apiReadDevicesBuffer(acl, keys.installation(id), keys.devices(id), keyHash, nowMs),
+    async installations(keyHash, nowMs, page) {
+      const grant = await access.resolve(keyHash, nowMs);
+      if (grant === null) return UNAUTHORIZED;
+      const { installations, more } = parseViewPage(
+        await readViewPage(sendTo, keys, grant.app, page),
+        page.limit,
       );
-      if (pairs === null) return refused(keyHash, nowMs);
-      return { kind: 'ok', value: { pairs, memo: null } };
+      return { kind: 'ok', value: { installations, more, memo: null } };
+    },
+
+    devices(keyHash, id, nowMs) {
+      return withGrant(access, keyHash, nowMs, (g) => devicesOf(g.app, id, nowMs));
     },
 
     flows(keyHash, ids, nowMs) {
@@ -137,74 +175,43 @@ export function createApiReader(connection: RedisClient, keys: ReadModelKeys): A
       return Promise.all(ids.map((id) => this.flow(keyHash, id, nowMs)));
     },
 
-    async flow(keyHash, id, nowMs) {
-      hold();
-      const read = flowScriptKeys(keys, id);
-      const reply = await sendTo(read[0], (redis) => redis.apiReadFlow(...read, keyHash, nowMs));
-      if (reply === null) return refused(keyHash, nowMs);
-      const [data, validUntil, ...devices] = reply;
-      const validUntilMs = Number(validUntil);
-      const expired = validUntilMs !== 0 && validUntilMs < nowMs;
-      return {
-        kind: 'ok',
-        value: {
-          data: data ?? 'null',
-          validUntilMs,
-          devices: expired ? devices : null,
-          memo: null,
-        },
-      };
+    flow(keyHash, id, nowMs) {
+      return withGrant(access, keyHash, nowMs, (g) => flowOf(g.app, id, nowMs));
     },
   };
 }
 
-/** A key view as stored: its liveness fields and its installations, in no particular order. */
-export interface KeyView {
-  readonly app: string | null;
-  readonly exp: string | null;
-  readonly installations: StoredInstallation[];
+/** The view page script's reply: the version, then one more than `limit` at most. */
+export function readViewPage(
+  sendTo: ReturnType<typeof slotRouter>,
+  keys: ReadModelKeys,
+  app: number,
+  page: PageRequest,
+): Promise<Buffer[]> {
+  const view = keys.appView(app);
+  // One more than asked: whether another page follows, without a second read.
+  return sendTo(view, (redis) =>
+    redis.apiReadViewPageBuffer(
+      view,
+      appViewVersionKey(keys, app),
+      page.afterId === null ? '-inf' : String(page.afterId),
+      page.limit + 1,
+    ),
+  );
 }
 
-/** A key view from its flat HGETALL pairs, starting at `from`. */
-export function parseKeyView(flat: readonly Buffer[], from: number): KeyView {
-  let app: string | null = null;
-  let exp: string | null = null;
+/** A page from the script's flat reply (version first, then JSON, id pairs). */
+export function parseViewPage(
+  flat: readonly Buffer[],
+  limit: number,
+): { version: string; installations: StoredInstallation[]; more: boolean } {
   const installations: StoredInstallation[] = [];
-  for (let i = from; i + 1 < flat.length; i += 2) {
-    const field = flat[i] as Buffer;
-    const value = flat[i + 1] as Buffer;
-    const id = installationIdOf(field);
-    if (id !== null) {
-      installations.push({ id, json: value });
-      continue;
-    }
-    const name = field.toString('latin1');
-    if (name === 'app') app = value.toString('latin1');
-    else if (name === 'exp') exp = value.toString('latin1');
+  for (let i = 1; i + 1 < flat.length && installations.length < limit; i += 2) {
+    installations.push({ id: Number(String(flat[i + 1])), json: flat[i] as Buffer });
   }
-  return { app, exp, installations };
-}
-
-// installationField(id) is a fixed prefix and the decimal id.
-const FIELD_PREFIX = Buffer.from(installationField(0).slice(0, -1), 'latin1');
-
-/**
- * parseInstallationField on the reply's bytes, without a string per field (a key view holds
- * one field per installation). Digits beyond what the loop reads exactly take the string path.
- */
-function installationIdOf(field: Buffer): number | null {
-  const start = FIELD_PREFIX.length;
-  for (let i = 0; i < start; i++) if (field[i] !== FIELD_PREFIX[i]) return null;
-  const negative = field[start] === 0x2d;
-  const first = negative ? start + 1 : start;
-  if (field.length === first || field.length - first > 15) {
-    return parseInstallationField(field.toString('latin1'));
-  }
-  let id = 0;
-  for (let i = first; i < field.length; i++) {
-    const digit = (field[i] as number) - 0x30;
-    if (digit < 0 || digit > 9) return parseInstallationField(field.toString('latin1'));
-    id = id * 10 + digit;
-  }
-  return negative ? -id : id;
+  return {
+    version: String(flat[0] ?? ''),
+    installations,
+    more: (flat.length - 1) / 2 > limit,
+  };
 }

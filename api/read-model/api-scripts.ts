@@ -13,17 +13,22 @@ const SCRIPTS = {
   apiReadDevices: loadScript(dir, 'read-devices-3.lua', { readOnly: true }),
   apiReadFlow: loadScript(dir, 'read-flow-4.lua', { readOnly: true }),
   apiReadSnapshot: loadScript(dir, 'read-snapshot-4.lua', { readOnly: true }),
-  apiReadKeyView: loadScript(dir, 'read-key-view-2.lua', { readOnly: true }),
+  apiReadViewPage: loadScript(dir, 'read-view-page-2.lua', { readOnly: true }),
 } as const;
 
-type Args = [...keys: string[], keyHash: string, nowMs: number];
+type Args = [...keys: string[], applicationId: number, nowMs: number];
 
 export type ApiRedis = RedisClient & {
   apiReadDevicesBuffer(...args: Args): Promise<Buffer[] | null>;
   apiReadFlow(...args: Args): Promise<string[] | null>;
   apiReadSnapshotBuffer(...args: Args): Promise<Buffer[] | null>;
-  /** The key view's generation (empty when none), then its flat field/value pairs. */
-  apiReadKeyViewBuffer(view: string, generation: string): Promise<Buffer[]>;
+  /** The view's version (empty when none), then JSON, id pairs of one page in id order. */
+  apiReadViewPageBuffer(
+    view: string,
+    version: string,
+    after: string,
+    limit: number,
+  ): Promise<Buffer[]>;
 };
 
 /** KEYS of the flow and snapshot scripts, in their order; the first (acl) routes the read. */

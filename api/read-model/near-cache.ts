@@ -1,34 +1,44 @@
 import type { ReadModelKeys } from '../../src/read-model/keys.js';
 import type { RedisClient } from '../../src/read-model/redis-connection.js';
-import type { Access, ApiReader, Memo, StoredDevices, StoredFlow } from './api-reader.js';
+import {
+  ABSENT,
+  type Access,
+  type ApiReader,
+  type Memo,
+  type StoredDevices,
+  type StoredFlow,
+  UNAUTHORIZED,
+} from './api-reader.js';
 import { flowScriptKeys } from './api-scripts.js';
 import type { ChangeSubscriber } from './change-subscriber.js';
-import type { KeyViewCache } from './key-view-cache.js';
+import type { KeyAccess, KeyGrant } from './key-access.js';
 import { slotRouter } from './slot-router.js';
+import type { ViewCache } from './view-cache.js';
 
 // The near-cache: per installation, what the per-installation scripts read (the acl entries of
-// the keys that read it here, the stored flow with its validUntil, the devices hash), in a
+// the applications whose keys read it here, the stored flow with its validUntil, the devices hash), in a
 // bounded LRU. An entry exists only while its installation's change channel is held, and was
 // read only after that subscription was confirmed; any announcement empties it, and a read that
 // raced one is not kept. An emptied entry keeps its place and its channel, so the next read is
 // kept at once: a busy installation costs the API one message per write, not an unsubscribe, a
 // subscribe and a second read to warm it again. Emptied entries go in LRU order like the others.
 // When the subscriber's connection drops every entry goes (whatever happened meanwhile was not
-// heard), and until it is back reads go to Redis uncached. Time is evaluated per request: a key's
-// acl expiry and the flow's validUntil against `now` (an expired flow is served recomputed from
+// heard), and until it is back reads go to Redis uncached. The key itself is judged per request
+// (key-access.ts), before the entry is looked at. Time is evaluated per request: the key's
+// expiry and the flow's validUntil against `now` (an expired flow is served recomputed from
 // the cached devices, as the script path does).
 //
-// What a hit may reveal by timing: only a key the entry lists as holding a live grant is served
-// from memory, and it would get a 200 anyway. Every other answer (another key, an expired entry,
-// a refusal) takes the uncached path, the same script whose nil answers "missing" and "not
-// yours" alike, then the key view for 401 vs 404. So a refused request costs the same whether
+// What a hit may reveal by timing: only a live key of an application the entry lists as allowed
+// is served from memory, and it would get a 200 anyway. Every other answer (another
+// application, an expired entry, a refusal) takes the uncached path, the same script whose nil
+// answers "missing" and "not yours" alike. So a refused request costs the same whether
 // or not someone else has the installation cached, and a missing and an inaccessible
 // installation still take the same time (semantics.md).
 
 /** What the cache holds of one installation. */
 export interface Snapshot {
-  /** keyHash -> acl expiry, epoch ms, 0 = never: only the keys that read it through here. */
-  readonly grants: Map<string, number>;
+  /** The applications allowed to read it: only those whose keys read it through here. */
+  readonly grants: Set<number>;
   readonly flowData: string;
   readonly validUntilMs: number;
   /** The devices hash, flat field/value pairs of stored bytes. */
@@ -42,7 +52,7 @@ export interface Snapshot {
 }
 
 export interface InstallationRead {
-  /** The key's acl expiry (epoch ms, 0 = never). */
+  /** The key's expiry (epoch ms, 0 = never). */
   readonly keyExpiresAtMs: number;
   readonly snapshot: Snapshot;
 }
@@ -67,9 +77,6 @@ interface Entry {
 
 const EMPTIED: Entry = { snapshot: null, filledAt: 0 };
 
-const UNAUTHORIZED = { kind: 'unauthorized' } as const;
-const ABSENT = { kind: 'absent' } as const;
-
 export function createNearCache(deps: {
   redis: RedisClient;
   keys: ReadModelKeys;
@@ -78,8 +85,8 @@ export function createNearCache(deps: {
   entries: number;
   /** Re-read an entry this old even if no announcement came (a bound on any missed one). */
   maxAgeMs: number;
-  /** Tells 401 from 404 after a refusal (the key view), as the uncached reader does. */
-  keyLive: ApiReader['keyLive'];
+  /** Judges the key, as the uncached reader does. */
+  access: KeyAccess;
 }): NearCache {
   const sendTo = slotRouter(deps.redis);
   const { keys, subscriber } = deps;
@@ -98,25 +105,18 @@ export function createNearCache(deps: {
     lru.clear();
   });
 
-  function granted(snapshot: Snapshot, keyHash: string, nowMs: number): number | null {
-    const exp = snapshot.grants.get(keyHash);
-    if (exp === undefined) return null;
-    return exp === 0 || exp > nowMs ? exp : null;
-  }
-
-  async function fill(keyHash: string, id: number, nowMs: number) {
+  async function fill(app: number, id: number, nowMs: number): Promise<Snapshot | null> {
     const read = flowScriptKeys(keys, id);
     const reply = await sendTo(read[0], (redis) =>
-      redis.apiReadSnapshotBuffer(...read, keyHash, nowMs),
+      redis.apiReadSnapshotBuffer(...read, app, nowMs),
     );
     if (reply === null) return null;
-    const [exp, data, validUntil, ...devices] = reply as Buffer[];
-    const keyExpiresAtMs = Number(String(exp));
+    const [, data, validUntil, ...devices] = reply as Buffer[];
     const flowData = String(data);
     const validUntilMs = Number(String(validUntil));
     const memo: Memo = { flow: null, flowPart: null, devices: null };
-    const snapshot: Snapshot = {
-      grants: new Map([[keyHash, keyExpiresAtMs]]),
+    return {
+      grants: new Set([app]),
       flowData,
       validUntilMs,
       devices,
@@ -124,26 +124,21 @@ export function createNearCache(deps: {
       fresh: { kind: 'ok', value: { data: flowData, validUntilMs, devices: null, memo } },
       devicesRead: { kind: 'ok', value: { pairs: devices, memo } },
     };
-    return { keyExpiresAtMs, snapshot };
-  }
-
-  async function refused(keyHash: string, nowMs: number) {
-    return (await deps.keyLive(keyHash, nowMs)) ? ABSENT : UNAUTHORIZED;
   }
 
   // Installations being warmed: subscribe, then read again, then keep (unless an announcement
   // or a reset came between). Off the request's path, and only after a read the key passed, so
   // a refusal costs the same whatever is cached or subscribed here.
   const warming = new Set<number>();
-  function warm(keyHash: string, id: number, nowMs: number): void {
+  function warm(app: number, id: number, nowMs: number): void {
     if (warming.has(id) || !subscriber.ready) return;
     warming.add(id);
     void (async () => {
       try {
         if (!(await subscriber.hold(id))) return;
         const stamp = subscriber.stamp(id);
-        const read = await fill(keyHash, id, nowMs);
-        if (read !== null && subscriber.unchanged(id, stamp)) keep(id, read.snapshot);
+        const snapshot = await fill(app, id, nowMs);
+        if (snapshot !== null && subscriber.unchanged(id, stamp)) keep(id, snapshot);
       } finally {
         subscriber.release(id);
         warming.delete(id);
@@ -154,10 +149,8 @@ export function createNearCache(deps: {
   function keep(id: number, snapshot: Snapshot): void {
     const old = lru.get(id);
     if (old?.snapshot && performance.now() - old.filledAt < deps.maxAgeMs) {
-      // Both were read with no announcement since: the other keys' grants still hold.
-      for (const [hash, exp] of old.snapshot.grants) {
-        if (!snapshot.grants.has(hash)) snapshot.grants.set(hash, exp);
-      }
+      // Both were read with no announcement since: the other applications' grants still hold.
+      for (const app of old.snapshot.grants) snapshot.grants.add(app);
     }
     if (old) lru.delete(id);
     else void subscriber.hold(id);
@@ -165,15 +158,10 @@ export function createNearCache(deps: {
     if (lru.size > deps.entries) drop(lru.keys().next().value as number);
   }
 
-  function hit(
-    keyHash: string,
-    id: number,
-    nowMs: number,
-    monotonicMs = performance.now(),
-  ): Snapshot | undefined {
+  function hit(app: number, id: number, monotonicMs = performance.now()): Snapshot | undefined {
     const entry = lru.get(id);
     if (!entry?.snapshot) return undefined;
-    if (granted(entry.snapshot, keyHash, nowMs) === null) return undefined;
+    if (!entry.snapshot.grants.has(app)) return undefined;
     if (monotonicMs - entry.filledAt >= deps.maxAgeMs) return undefined;
     lru.delete(id);
     lru.set(id, entry);
@@ -188,31 +176,41 @@ export function createNearCache(deps: {
       for (const id of lru.keys()) subscriber.release(id);
       lru.clear();
     },
-    peek: hit,
+    peek(keyHash, id, nowMs, monotonicMs) {
+      const grant = deps.access.peek(keyHash, nowMs);
+      return grant ? hit(grant.app, id, monotonicMs) : undefined;
+    },
     async read(keyHash, id, nowMs) {
-      const snapshot = hit(keyHash, id, nowMs);
-      if (snapshot !== undefined) {
-        // A hit's grant is live: its stored expiry is the one `granted` passed.
-        const keyExpiresAtMs = snapshot.grants.get(keyHash) as number;
-        return { kind: 'ok', value: { keyExpiresAtMs, snapshot } };
-      }
-      // Sent while the channel is confirmed: any later write is announced, the read may be kept.
-      const covered = deps.entries > 0 && subscriber.confirmed(id);
-      const stamp = covered ? subscriber.stamp(id) : 0;
-      const read = await fill(keyHash, id, nowMs);
-      if (read === null) return refused(keyHash, nowMs);
-      if (covered && subscriber.unchanged(id, stamp)) keep(id, read.snapshot);
-      else if (deps.entries > 0) warm(keyHash, id, nowMs);
-      return { kind: 'ok', value: read };
+      const grant = await deps.access.resolve(keyHash, nowMs);
+      if (grant === null) return UNAUTHORIZED;
+      return readGranted(grant, id, nowMs);
     },
   };
+
+  async function readGranted(
+    grant: KeyGrant,
+    id: number,
+    nowMs: number,
+  ): Promise<Access<InstallationRead>> {
+    const keyExpiresAtMs = grant.expiresAtMs;
+    const cached = hit(grant.app, id);
+    if (cached !== undefined) return { kind: 'ok', value: { keyExpiresAtMs, snapshot: cached } };
+    // Sent while the channel is confirmed: any later write is announced, the read may be kept.
+    const covered = deps.entries > 0 && subscriber.confirmed(id);
+    const stamp = covered ? subscriber.stamp(id) : 0;
+    const snapshot = await fill(grant.app, id, nowMs);
+    if (snapshot === null) return ABSENT;
+    if (covered && subscriber.unchanged(id, stamp)) keep(id, snapshot);
+    else if (deps.entries > 0) warm(grant.app, id, nowMs);
+    return { kind: 'ok', value: { keyExpiresAtMs, snapshot } };
+  }
 }
 
-/** The reads of `base` served through the caches: devices and flow here, key views there. */
-export function cachedReader(base: ApiReader, cache: NearCache, keyViews: KeyViewCache): ApiReader {
+/** The reads of `base` served through the caches: devices and flow here, views there. */
+export function cachedReader(base: ApiReader, cache: NearCache, views: ViewCache): ApiReader {
   return {
     keyLive: base.keyLive,
-    installations: keyViews.installations,
+    installations: views.installations,
     // A hit answers without a promise: the route then answers in the same turn.
     devices(keyHash, id, nowMs) {
       const snapshot = cache.peek(keyHash, id, nowMs);

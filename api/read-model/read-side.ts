@@ -6,20 +6,22 @@ import { createFlowStreams, type FlowStreams } from '../streams/flow-streams.js'
 import { type ApiReader, createApiReader } from './api-reader.js';
 import { createChangeSubscriber } from './change-subscriber.js';
 import { watchEpoch } from './epoch-watch.js';
-import { createKeyViewCache } from './key-view-cache.js';
+import { createKeyAccess, type KeyAccess } from './key-access.js';
 import { cachedReader, createNearCache, type NearCache } from './near-cache.js';
+import { createViewCache } from './view-cache.js';
 
 // The API's read side in one place: the reader the routes use (through the near-cache unless
 // API_NEAR_CACHE_ENTRIES=0), and the open streams; both ride the one change subscriber, whose
 // connection opens on first use.
 
-// Key views kept for getInstallations, as many as the route kept answers before. An entry of a
-// key with 200 installations holds ~55 KB (the reply's bytes and the ~27 KB body), more once a
-// compressed variant was asked for; most keys see far fewer installations.
-const KEY_VIEWS_KEPT = 10_000;
+// First pages of getInstallations kept, one per application and page size. An entry of 200
+// installations holds ~55 KB (the reply's bytes and the ~27 KB body), more once a compressed
+// variant was asked for; most applications hold far fewer installations.
+const VIEW_PAGES_KEPT = 10_000;
 
 export interface ReadSide {
   readonly reader: ApiReader;
+  readonly access: KeyAccess;
   readonly cache: NearCache;
   readonly streams: FlowStreams;
   close(): Promise<void>;
@@ -33,7 +35,8 @@ export function createReadSide(deps: {
 }): ReadSide {
   const { api } = deps.config;
   const keys = createKeys(deps.config.redis.keyPrefix);
-  const base = createApiReader(deps.redis, keys);
+  const access = createKeyAccess({ redis: deps.redis, keys, maxAgeMs: api.nearCacheMaxAgeMs });
+  const base = createApiReader(deps.redis, keys, access);
   const subscriber = createChangeSubscriber({ redis: deps.redis, keys });
   // Created before the streams: on an announcement the entry is dropped before they re-read.
   const cache = createNearCache({
@@ -42,10 +45,11 @@ export function createReadSide(deps: {
     subscriber,
     entries: api.nearCacheEntries,
     maxAgeMs: api.nearCacheMaxAgeMs,
-    keyLive: base.keyLive,
+    access,
   });
   const streams = createFlowStreams({
     subscriber,
+    access,
     cache,
     clock: deps.clock,
     onlineWindowSeconds: deps.config.ingest.onlineWindowSeconds,
@@ -53,19 +57,27 @@ export function createReadSide(deps: {
     heartbeatMs: api.streamHeartbeatMs,
     logger: deps.logger,
   });
-  const keyViews = createKeyViewCache({ redis: deps.redis, keys, entries: KEY_VIEWS_KEPT });
-  subscriber.on('reset', () => keyViews.clear());
-  // A rebuild deletes without announcing: cache entries and streams then re-read.
-  const epoch = watchEpoch({ redis: deps.redis, keys, onChange: () => subscriber.invalidate() });
+  const views = createViewCache({ redis: deps.redis, keys, access, entries: VIEW_PAGES_KEPT });
+  subscriber.on('reset', () => views.clear());
+  // A rebuild deletes without announcing: caches and streams then re-read.
+  const epoch = watchEpoch({
+    redis: deps.redis,
+    keys,
+    onChange: () => {
+      access.clear();
+      subscriber.invalidate();
+    },
+  });
   return {
-    reader: api.nearCacheEntries === 0 ? base : cachedReader(base, cache, keyViews),
+    reader: api.nearCacheEntries === 0 ? base : cachedReader(base, cache, views),
+    access,
     cache,
     streams,
     async close() {
       streams.close();
       cache.clear();
-      keyViews.clear();
-      await Promise.all([subscriber.close(), epoch.stop()]);
+      views.clear();
+      await Promise.all([subscriber.close(), epoch.stop(), access.close()]);
     },
   };
 }

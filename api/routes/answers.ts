@@ -74,3 +74,17 @@ function rateLimited(reply: FastifyReply, verdict: QuotaVerdict): FastifyReply {
   reply.header('retry-after', String(verdict.resetSeconds));
   return sendError(reply, 'RATE_LIMITED');
 }
+
+/** Charges a streamed 200 before it starts; the 429 to send when over budget, else null. */
+export async function chargeStream(
+  ctx: RouteContext,
+  reply: FastifyReply,
+  keyHash: string,
+): Promise<FastifyReply | null> {
+  if (ctx.quotas === null) return null;
+  const charged = ctx.quotas.charge(keyHash, FULL_COST, ctx.clock());
+  const verdict = charged instanceof Promise ? await charged : charged;
+  if (!verdict.allowed) return rateLimited(reply, verdict);
+  setRateLimitHeaders(reply, verdict);
+  return null;
+}

@@ -17,16 +17,40 @@ const DEVICES_CLOSE = ascii('}');
 
 const byId = (a: { readonly id: number }, b: { readonly id: number }) => a.id - b.id;
 
-/** `{"valid":true,"installations":[…]}` by ascending installation id. */
-export function installationsBody(installations: StoredInstallation[]): Buffer {
-  installations.sort(byId);
+/**
+ * `{"valid":true,"installations":[…]}` of installations in ascending id order, with
+ * `"nextCursor"` after the list when a page has one (beyond.md §7).
+ */
+export function installationsBody(
+  installations: readonly StoredInstallation[],
+  nextCursor: string | null = null,
+): Buffer {
   const parts: Buffer[] = [INSTALLATIONS_OPEN];
+  appendInstallations(parts, installations, true);
+  parts.push(nextCursor === null ? INSTALLATIONS_CLOSE : ascii(`],"nextCursor":"${nextCursor}"}`));
+  return Buffer.concat(parts);
+}
+
+/** The pieces of a streamed installations body: its opening, each page's items, its end. */
+export const installationsStream = {
+  open: INSTALLATIONS_OPEN,
+  items(installations: readonly StoredInstallation[], first: boolean): Buffer {
+    const parts: Buffer[] = [];
+    appendInstallations(parts, installations, first);
+    return Buffer.concat(parts);
+  },
+  close: INSTALLATIONS_CLOSE,
+};
+
+function appendInstallations(
+  parts: Buffer[],
+  installations: readonly StoredInstallation[],
+  first: boolean,
+): void {
   for (let i = 0; i < installations.length; i++) {
-    if (i > 0) parts.push(COMMA);
+    if (i > 0 || !first) parts.push(COMMA);
     parts.push((installations[i] as StoredInstallation).json);
   }
-  parts.push(INSTALLATIONS_CLOSE);
-  return Buffer.concat(parts);
 }
 
 interface StoredDevice {

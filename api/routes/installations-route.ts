@@ -1,13 +1,22 @@
-import type { FastifyInstance } from 'fastify';
+import { Readable } from 'node:stream';
+import { createBrotliCompress, createGzip } from 'node:zlib';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { authenticatedKeyHash } from '../auth/authenticate.js';
+import { API_HEADERS } from '../edge/response-headers.js';
 import { sendError } from '../errors/error-catalog.js';
-import { representationOf } from '../http/representation.js';
-import { answerBody } from './answers.js';
-import { installationsBody } from './envelopes.js';
-import { authenticatedRoute, type RouteContext } from './route-context.js';
+import { chooseCoding } from '../http/compression.js';
+import { JSON_TYPE, representationOf } from '../http/representation.js';
+import { cursorAfter, MAX_PAGE_LIMIT, parsePage } from '../params/page.js';
+import type { StoredInstallation } from '../read-model/api-reader.js';
+import { answerBadParameters, answerBody, chargeStream } from './answers.js';
+import { installationsBody, installationsStream } from './envelopes.js';
+import { authenticatedRoute, type Params, type RouteContext } from './route-context.js';
 
-// The body and its ETag are kept with the key view cache's entry (api/read-model/key-view-cache.ts)
-// while its generation stands; read uncached, they are built per request.
+// getInstallations (read-api.md, beyond.md §7). Without `limit` the whole list: when it fits in
+// one page of MAX_PAGE_LIMIT it is answered as any read (ETag, 304, the view cache's memo);
+// past that it is streamed a page at a time as it is read, so a key of a million installations
+// costs the API one page of memory, and carries no ETag (a tag of bytes not yet read cannot
+// head them). With `limit`, one page and its `nextCursor`.
 
 export function registerInstallationsRoute(app: FastifyInstance, ctx: RouteContext): void {
   app.route({
@@ -15,13 +24,66 @@ export function registerInstallationsRoute(app: FastifyInstance, ctx: RouteConte
     url: '/getInstallations',
     ...authenticatedRoute(ctx, 'DATABASE_ERROR', async (request, reply) => {
       const keyHash = authenticatedKeyHash(request);
-      const result = await ctx.reader.installations(keyHash, ctx.clock());
+      const nowMs = ctx.clock();
+      const params = parsePage(request.query as Params, request.body as Params);
+      if (!params.ok) return answerBadParameters(ctx, reply, keyHash, nowMs, params.error);
+      const page = params.page ?? { afterId: null, limit: MAX_PAGE_LIMIT };
+      const result = await ctx.reader.installations(keyHash, nowMs, page);
       if (result.kind !== 'ok') return sendError(reply, 'UNAUTHORIZED');
-      const { installations, memo } = result.value;
+      const { installations, more, memo } = result.value;
+      if (params.page === null && more) {
+        return streamAll(ctx, request, reply, keyHash, nowMs, installations);
+      }
+      const last = installations[installations.length - 1];
+      const next = params.page !== null && more && last ? cursorAfter(last.id) : null;
       // No Last-Modified: installation records carry no data age (beyond.md §2 names two).
-      const representation = memo?.body ?? representationOf(installationsBody(installations), null);
+      const representation =
+        memo?.body ?? representationOf(installationsBody(installations, next), null);
       if (memo) memo.body = representation;
       return answerBody(ctx, request, reply, keyHash, representation);
     }),
   });
+}
+
+async function streamAll(
+  ctx: RouteContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  keyHash: string,
+  nowMs: number,
+  first: readonly StoredInstallation[],
+): Promise<FastifyReply> {
+  const refused = await chargeStream(ctx, reply, keyHash);
+  if (refused) return refused;
+  const { reader } = ctx;
+  async function* pages() {
+    yield installationsStream.open;
+    yield installationsStream.items(first, true);
+    let last = first[first.length - 1] as StoredInstallation;
+    for (;;) {
+      const next = await reader.installations(keyHash, nowMs, {
+        afterId: last.id,
+        limit: MAX_PAGE_LIMIT,
+      });
+      // Revoked between two pages: the answer ends there, unfinished, as a failed read does.
+      if (next.kind !== 'ok') throw new Error('key refused while its list was streamed');
+      const { installations, more } = next.value;
+      if (installations.length > 0) yield installationsStream.items(installations, false);
+      if (!more || installations.length === 0) break;
+      last = installations[installations.length - 1] as StoredInstallation;
+    }
+    yield installationsStream.close;
+  }
+  const body = Readable.from(pages(), { objectMode: false });
+  // A failure after the headers cannot become an error envelope: the connection is cut, so the
+  // client sees an incomplete body, never a complete-looking wrong one.
+  body.on('error', (error) => {
+    request.log.error({ err: { name: error.name, message: error.message } }, 'stream failed');
+    request.raw.socket?.destroy();
+  });
+  reply.headers(API_HEADERS).header('vary', 'Accept-Encoding').type(JSON_TYPE);
+  const coding = chooseCoding(request.headers['accept-encoding']);
+  if (coding === null) return reply.send(body);
+  reply.header('content-encoding', coding);
+  return reply.send(body.pipe(coding === 'br' ? createBrotliCompress() : createGzip()));
 }

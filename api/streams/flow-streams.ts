@@ -5,16 +5,17 @@ import { etagOf } from '../http/etag.js';
 import type { Access } from '../read-model/api-reader.js';
 import type { ChangeSubscriber } from '../read-model/change-subscriber.js';
 import { currentFlow } from '../read-model/flow-freshness.js';
+import type { KeyAccess } from '../read-model/key-access.js';
 import { type InstallationRead, type NearCache, storedFlowOf } from '../read-model/near-cache.js';
 import { energyFlowBody } from '../routes/envelopes.js';
 import { flowEvent, KEEP_ALIVE, revokedEvent, SSE_HEADERS } from './sse.js';
 
 // The open energy-flow streams of this process (beyond.md §5). Streams of one installation share
-// its change-feed subscription; an announcement, a reconnection of the subscriber, the flow's
-// validUntil and the key's expiry each make every concerned stream re-read (through the
-// near-cache) and send the served body when its ETag changed, or `revoked` and close when the
-// key may no longer read it. Re-reads of one stream never overlap: one that arrives while
-// another runs is done once after it.
+// its change-feed subscription; an announcement, a reconnection of the subscriber, a change of
+// the key's or its application's status, the flow's validUntil and the key's expiry each make
+// every concerned stream re-read (through the near-cache) and send the served body when its ETag
+// changed, or `revoked` and close when the key may no longer read it. Re-reads of one stream
+// never overlap: one that arrives while another runs is done once after it.
 
 export interface StreamTicket {
   /** Sends the headers and the first event (unless `lastEventId` is its ETag), then follows. */
@@ -56,6 +57,8 @@ const MAX_BUFFERED_BYTES = 1024 * 1024;
 
 export function createFlowStreams(deps: {
   subscriber: ChangeSubscriber;
+  /** Announces changes of keys' and applications' statuses: the streams concerned re-read. */
+  access: KeyAccess;
   cache: NearCache;
   clock: () => number;
   onlineWindowSeconds: number;
@@ -72,6 +75,12 @@ export function createFlowStreams(deps: {
   });
   deps.subscriber.on('resubscribed', () => {
     for (const group of byInstallation.values()) for (const s of group) refresh(s);
+  });
+  // A key's change concerns its streams; an application's (rare) or a lost channel, every one.
+  deps.access.onChange((what) => {
+    const keyHash = what.startsWith('k:') ? what.slice(2) : null;
+    for (const group of byInstallation.values())
+      for (const s of group) if (keyHash === null || s.keyHash === keyHash) refresh(s);
   });
   const heartbeat = setInterval(() => {
     for (const group of byInstallation.values()) for (const s of group) write(s, KEEP_ALIVE);

@@ -57,7 +57,7 @@ export function createStreamLimits(deps: {
     async applicationOf(keyHash) {
       const known = appOfKey.get(keyHash);
       if (known !== undefined) return known;
-      const app = (await deps.redis.hget(deps.keys.keyView(keyHash), 'app')) ?? '';
+      const app = (await deps.redis.hget(deps.keys.keyStatus(keyHash), 'app')) ?? '';
       if (appOfKey.size >= MAX_KNOWN_KEYS) appOfKey.clear();
       appOfKey.set(keyHash, app);
       return app;

@@ -10,7 +10,7 @@ import { spread } from '../lib/stats.js';
 import type { Workload } from '../workload/plan.js';
 
 // The API's Redis access for getInstallationCurrentEnergyFlow, in isolation: 64 concurrent
-// callers in this process, each doing what one request does: the pipeline of HMGET keyView + the
+// callers in this process, each doing what one request does: the pipeline of HMGET keyStatus + the
 // read-flow script the API used to send (the reference) against alternatives, one of them the
 // API's current path (EVALSHA alone). Uses api/lua/read-flow-4.lua
 // through the project's loader, so its access check is included.
@@ -42,10 +42,10 @@ export async function redisPatternCases(
   const pairs = w.pairs.map(([key, id]) => [hashApiKey(key), id] as const);
   const patterns: Array<[string, Pattern]> = [
     [
-      'explicit pipeline: HMGET keyView + EVALSHA (the API before)',
+      'explicit pipeline: HMGET keyStatus + EVALSHA (the API before)',
       async (h, id) => {
         const p = plain.pipeline();
-        p.hmget(keys.keyView(h), 'app', 'exp');
+        p.hmget(keys.keyStatus(h), 'app', 'exp');
         (p as unknown as { readFlow(...a: Array<string | number>): void }).readFlow(
           keys.acl(id),
           keys.installation(id),
@@ -58,12 +58,12 @@ export async function redisPatternCases(
       },
     ],
     [
-      'EVALSHA alone (as shipped: acl entry proves the key live; keyView only on a miss)',
+      'EVALSHA alone (as shipped: acl entry proves the key live; keyStatus only on a miss)',
       (h, id) => args(plain, h, id),
     ],
     [
-      'auto-pipelined plain commands: HMGET keyView + EVALSHA',
-      (h, id) => Promise.all([auto.hmget(keys.keyView(h), 'app', 'exp'), args(auto, h, id)]),
+      'auto-pipelined plain commands: HMGET keyStatus + EVALSHA',
+      (h, id) => Promise.all([auto.hmget(keys.keyStatus(h), 'app', 'exp'), args(auto, h, id)]),
     ],
     ['auto-pipelined EVALSHA alone', (h, id) => args(auto, h, id)],
   ];

@@ -7,7 +7,7 @@ import {
 } from '../../src/domain/energy-flow.js';
 import { serializeInstallation } from '../../src/domain/installation.js';
 import { writeEpoch } from '../../src/read-model/epoch.js';
-import { createKeys, deviceField, installationField } from '../../src/read-model/keys.js';
+import { createKeys, deviceField } from '../../src/read-model/keys.js';
 import { createInstallationProfile } from '../../tools/sim/installations.js';
 import { fullState, stateEvent } from './device-state.js';
 import type { Workload } from './plan.js';
@@ -67,12 +67,17 @@ export async function writeReadModel(
   await inFlight;
   for (const app of w.apps) {
     const pipeline = redis.pipeline();
-    const view: Record<string, string> = { app: String(app.applicationId), exp: '0' };
+    const appId = app.applicationId;
+    // What the consumers derive (src/read-model/access-store.ts): generation 1, allowed.
+    const view: Array<string | number> = [];
     for (const id of app.installations) {
-      view[installationField(id)] = installationJson.get(id) as string;
-      pipeline.hset(keys.acl(id), app.key.keyHash, '0');
+      view.push(id, installationJson.get(id) as string);
+      pipeline.hset(keys.acl(id), String(appId), '1');
     }
-    pipeline.hset(keys.keyView(app.key.keyHash), view);
+    for (let i = 0; i < view.length; i += 1000)
+      pipeline.zadd(keys.appView(appId), ...view.slice(i, i + 1000));
+    pipeline.hset(keys.appStatus(appId), { enabled: '1', deleted: '0' });
+    pipeline.hset(keys.keyStatus(app.key.keyHash), { app: String(appId), exp: '0', revoked: '0' });
     await exec(pipeline);
   }
   // Complete by construction: without the marker the API's /readyz answers 503 (model lost).

@@ -1,120 +1,179 @@
+import type { ChainableCommander } from 'ioredis';
 import { parseDateTime } from '../domain/date-time.js';
 import type { AccessEvent } from '../domain/events.js';
 import { accessFactKeys } from './access-facts.js';
 import { execOrThrow } from './exec.js';
-import { applicationQuotaKey, type ReadModelKeys } from './keys.js';
+import { accessChannel, applicationQuotaKey, type ReadModelKeys } from './keys.js';
 import type { RedisClient } from './redis-connection.js';
-import { slotPipeline } from './slot-pipeline.js';
+import { type ScriptedPipeline, scriptedPipeline, withScripts } from './scripts.js';
 
-// Stores one access fact as it arrived (in log order, which the fact-identity message key
-// guarantees per fact) and says which applications' views it may change.
+// Stores access facts as they arrived (in log order, which the fact-identity message key
+// guarantees per fact) and says which derived entries they may change. A key's or an
+// application's status is a copy of its facts, written here and announced at once: refusing a
+// revoked key or a disabled application never waits for anything proportional to its grants.
+// Grants and memberships go out pipelined, a batch's worth in one round trip per node.
 
-export interface FactEffect {
-  readonly applications: readonly number[];
+export interface AccessEffects {
+  /** applicationId -> installationIds whose (application, installation) entries may change. */
+  readonly pairs: Map<number, Set<number>>;
+  /** Applications whose every grant must be derived again (their owner changed). */
+  readonly sweeps: Set<number>;
 }
 
 export interface AccessFactStore {
-  apply(event: AccessEvent): Promise<FactEffect>;
+  applyAll(events: readonly AccessEvent[]): Promise<AccessEffects>;
+}
+
+export const noEffects = (): AccessEffects => ({ pairs: new Map(), sweeps: new Set() });
+
+export function addPair(effects: AccessEffects, app: number, installationId: number): void {
+  const ids = effects.pairs.get(app);
+  if (ids === undefined) effects.pairs.set(app, new Set([installationId]));
+  else ids.add(installationId);
 }
 
 export function createAccessFactStore(deps: {
   conn: RedisClient;
   keys: ReadModelKeys;
 }): AccessFactStore {
-  const { conn } = deps;
+  const conn = withScripts(deps.conn);
   const k = accessFactKeys(deps.keys);
-  const only = (appId: number): FactEffect => ({ applications: [appId] });
+  const channel = accessChannel(deps.keys);
+  const status = (p: ChainableCommander, key: string, message: string, fields: string[]) =>
+    (p as ScriptedPipeline).writeStatus(key, channel, message, ...fields);
+
+  /** One command at a time, in order: a replay after a crash completes what a cut left. */
+  async function run(build: (p: ScriptedPipeline) => void): Promise<unknown[]> {
+    const p = scriptedPipeline(conn);
+    build(p);
+    return execOrThrow(p);
+  }
+
+  async function applyApplication(event: AccessEvent & { type: 'application.upserted' }) {
+    const app = event.applicationId;
+    const [oldType, oldId] = await conn.hmget(k.app(app), 'ownerType', 'ownerId');
+    const ownerChanged = oldType !== event.owner.type || Number(oldId) !== event.owner.id;
+    // The old owner is read from the fact until the fact itself is rewritten.
+    if (oldType && oldId && ownerChanged) await conn.srem(k.ownerApps(oldType, Number(oldId)), app);
+    await run((p) => {
+      status(p, k.app(app), `a:${app}`, [
+        'ownerType',
+        event.owner.type,
+        'ownerId',
+        String(event.owner.id),
+        'enabled',
+        event.enabled ? '1' : '0',
+        'deleted',
+        '0',
+      ]);
+      p.sadd(k.ownerApps(event.owner.type, event.owner.id), app);
+      // The quota override sits in the application's slot, where the API's lease script reads it.
+      const quota = applicationQuotaKey(deps.keys, app);
+      if (event.requestsPerMinute === undefined) p.hdel(quota, 'requestsPerMinute');
+      else p.hset(quota, 'requestsPerMinute', String(event.requestsPerMinute));
+    });
+    return ownerChanged;
+  }
+
+  async function applyKeyCreated(event: AccessEvent & { type: 'apiKey.created' }) {
+    const [oldApp, oldHash] = await conn.hmget(k.key(event.keyId), 'app', 'hash');
+    const exp = event.expiresAt === null ? 0 : (parseDateTime(event.expiresAt) ?? 0);
+    await run((p) => {
+      if (oldApp && Number(oldApp) !== event.applicationId)
+        p.srem(k.appKeys(Number(oldApp)), event.keyId);
+      // A re-created keyId retires its old key, before the fact that names it is rewritten.
+      if (oldHash && oldHash !== event.keyHash)
+        status(p, deps.keys.keyStatus(oldHash), `k:${oldHash}`, ['revoked', '1']);
+    });
+    await run((p) => {
+      p.hset(k.key(event.keyId), {
+        app: String(event.applicationId),
+        hash: event.keyHash,
+        exp: String(exp),
+        revoked: '0',
+      });
+      status(p, deps.keys.keyStatus(event.keyHash), `k:${event.keyHash}`, [
+        'app',
+        String(event.applicationId),
+        'exp',
+        String(exp),
+        'revoked',
+        '0',
+      ]);
+      p.sadd(k.appKeys(event.applicationId), event.keyId);
+    });
+  }
+
+  async function applyKeyRevoked(keyId: string) {
+    const [, hash] = await run((p) => {
+      p.hset(k.key(keyId), 'revoked', '1');
+      p.hget(k.key(keyId), 'hash');
+    });
+    if (typeof hash === 'string')
+      await run((p) => status(p, deps.keys.keyStatus(hash), `k:${hash}`, ['revoked', '1']));
+  }
 
   return {
-    async apply(event) {
-      switch (event.type) {
-        case 'application.upserted': {
-          const old = await conn.hmget(k.app(event.applicationId), 'ownerType', 'ownerId');
-          // One key (one slot) per command, in an order a replay after a crash completes: the
-          // old owner is read from the fact until the fact itself is rewritten.
-          if (
-            old[0] &&
-            old[1] &&
-            (old[0] !== event.owner.type || Number(old[1]) !== event.owner.id)
-          ) {
-            await conn.srem(k.ownerApps(old[0], Number(old[1])), event.applicationId);
+    async applyAll(events) {
+      const effects = noEffects();
+      // Grants and memberships of consecutive messages share a pipeline; a fact that reads
+      // before it writes flushes it first, so log order holds for every fact.
+      let batch = scriptedPipeline(conn);
+      let onReplies: Array<(replies: unknown[]) => void> = [];
+      const flush = async () => {
+        if (batch.length === 0) return;
+        const replies = await execOrThrow(batch);
+        for (const f of onReplies) f(replies);
+        batch = scriptedPipeline(conn);
+        onReplies = [];
+      };
+      for (const event of events) {
+        switch (event.type) {
+          case 'grant.added':
+          case 'grant.removed': {
+            const { applicationId: app, installationId: id } = event;
+            if (event.type === 'grant.added') {
+              batch.sadd(k.appGrants(app), id).sadd(k.installationGrants(id), app);
+            } else {
+              batch.srem(k.appGrants(app), id).srem(k.installationGrants(id), app);
+            }
+            addPair(effects, app, id);
+            break;
           }
-          await conn.hset(k.app(event.applicationId), {
-            ownerType: event.owner.type,
-            ownerId: String(event.owner.id),
-            enabled: event.enabled ? '1' : '0',
-            deleted: '0',
-          });
-          await conn.sadd(k.ownerApps(event.owner.type, event.owner.id), event.applicationId);
-          // The quota override sits in the application's own slot, beside its counters, where
-          // the API's lease script reads it; one command, idempotent, in the fact's log order.
-          const quota = applicationQuotaKey(deps.keys, event.applicationId);
-          if (event.requestsPerMinute === undefined) await conn.hdel(quota, 'requestsPerMinute');
-          else await conn.hset(quota, 'requestsPerMinute', String(event.requestsPerMinute));
-          return only(event.applicationId);
-        }
-        case 'application.deleted':
-          await conn.hset(k.app(event.applicationId), 'deleted', '1');
-          return only(event.applicationId);
-        case 'apiKey.created': {
-          const old = await conn.hmget(k.key(event.keyId), 'app', 'hash');
-          const applications = [event.applicationId];
-          // One slot per command, ordered so a replay after a crash completes the fact: what
-          // the old fact says is acted on before the fact is rewritten.
-          if (old[0] && Number(old[0]) !== event.applicationId) {
-            await conn.srem(k.appKeys(Number(old[0])), event.keyId);
-            applications.push(Number(old[0]));
+          case 'membership.added':
+          case 'membership.removed': {
+            const { userId, installationId: id } = event;
+            if (event.type === 'membership.added') batch.sadd(k.userInstallations(userId), id);
+            else batch.srem(k.userInstallations(userId), id);
+            const at = batch.length;
+            batch.smembers(k.ownerApps('user', userId));
+            onReplies.push((replies) => {
+              for (const app of replies[at] as string[]) addPair(effects, Number(app), id);
+            });
+            break;
           }
-          // The old hash's view must go; recorded with the fact, not returned, so that a retry
-          // after a failed recompute (which then reads the new hash as the old) still knows it.
-          if (old[1] && old[1] !== event.keyHash) {
-            await conn.sadd(k.appRetiredHashes(event.applicationId), old[1]);
-          }
-          const exp = event.expiresAt === null ? 0 : (parseDateTime(event.expiresAt) ?? 0);
-          await conn.hset(k.key(event.keyId), {
-            app: String(event.applicationId),
-            hash: event.keyHash,
-            exp: String(exp),
-            revoked: '0',
-          });
-          await conn.sadd(k.appKeys(event.applicationId), event.keyId);
-          return { applications };
-        }
-        case 'apiKey.revoked': {
-          const pipeline = conn.pipeline();
-          pipeline.hset(k.key(event.keyId), 'revoked', '1');
-          pipeline.hget(k.key(event.keyId), 'app');
-          const [, app] = await execOrThrow(pipeline);
-          return { applications: typeof app === 'string' ? [Number(app)] : [] };
-        }
-        case 'grant.added':
-        case 'grant.removed': {
-          // Two slots, two idempotent commands: a replay completes a half-applied fact.
-          const pipeline = slotPipeline(conn);
-          if (event.type === 'grant.added') {
-            pipeline.sadd(k.appGrants(event.applicationId), event.installationId);
-            pipeline.sadd(k.installationGrants(event.installationId), event.applicationId);
-          } else {
-            pipeline.srem(k.appGrants(event.applicationId), event.installationId);
-            pipeline.srem(k.installationGrants(event.installationId), event.applicationId);
-          }
-          await execOrThrow(pipeline);
-          return only(event.applicationId);
-        }
-        case 'membership.added':
-        case 'membership.removed': {
-          // Two slots (the user's installations, the owner's applications).
-          const pipeline = slotPipeline(conn);
-          if (event.type === 'membership.added') {
-            pipeline.sadd(k.userInstallations(event.userId), event.installationId);
-          } else {
-            pipeline.srem(k.userInstallations(event.userId), event.installationId);
-          }
-          pipeline.smembers(k.ownerApps('user', event.userId));
-          const [, apps] = await execOrThrow(pipeline);
-          return { applications: (apps as string[]).map(Number) };
+          case 'application.upserted':
+            await flush();
+            if (await applyApplication(event)) effects.sweeps.add(event.applicationId);
+            break;
+          case 'application.deleted':
+            await flush();
+            await run((p) =>
+              status(p, k.app(event.applicationId), `a:${event.applicationId}`, ['deleted', '1']),
+            );
+            break;
+          case 'apiKey.created':
+            await flush();
+            await applyKeyCreated(event);
+            break;
+          case 'apiKey.revoked':
+            await flush();
+            await applyKeyRevoked(event.keyId);
+            break;
         }
       }
+      await flush();
+      return effects;
     },
   };
 }

@@ -1,31 +1,36 @@
 import type { ReadModelKeys } from './keys.js';
 
-// Where the access facts of access-changes.v1 live (internal keys; the API never reads them).
+// Where the access facts of access-changes.v1 live, and the bookkeeping of the entries derived
+// from them (docs/projection.md, "Access"). An application's facts and bookkeeping share its
+// hash tag `{a<id>}`; an installation's grants list sits under the installation's tag.
 
 export function accessFactKeys(keys: ReadModelKeys) {
   return {
-    /** hash ownerType, ownerId, enabled ('1'/'0'), deleted ('1'/'0') */
-    app: (appId: number) => keys.internal('app', appId),
+    /** hash ownerType, ownerId, enabled ('1'/'0'), deleted ('1'/'0'): also what the API reads */
+    app: (appId: number) => keys.appStatus(appId),
     /** set of keyIds created for the application */
-    appKeys: (appId: number) => keys.internal('app-keys', appId),
-    /**
-     * set of key hashes a re-created key left behind, until the application's next recompute
-     * removes their views: kept with the fact, so a recompute that fails and is retried still
-     * removes them.
-     */
-    appRetiredHashes: (appId: number) => keys.internal('app-retired', appId),
+    appKeys: (appId: number) => keys.internalOfApp(appId, 'keys'),
     /** hash app, hash, exp (epoch ms, 0 = never), revoked ('1'/'0') */
     key: (keyId: string) => keys.internal('key', keyId),
     /** set of installationIds the application holds a grant for */
-    appGrants: (appId: number) => keys.internal('app-grants', appId),
+    appGrants: (appId: number) => keys.internalOfApp(appId, 'grants'),
     /** set of applicationIds holding a grant for the installation */
-    installationGrants: (installationId: number) => keys.internal('inst-grants', installationId),
+    installationGrants: (installationId: number) => keys.internalOf(installationId, 'grants'),
     /** set of installationIds the user is a direct member of */
     userInstallations: (userId: number) => keys.internal('user-insts', userId),
-    /** counter: generations of the application's view recomputes (write-key-view-2.lua) */
-    appGeneration: (appId: number) => keys.internal('app-gen', appId),
     /** set of applicationIds owned by the user or company */
     ownerApps: (type: string, ownerId: number) => keys.internal('owner-apps', type, ownerId),
+    /** counter: the application's generations (enqueue-pairs-2.lua, write-acl-entry-2.lua) */
+    appGeneration: (appId: number) => keys.internalOfApp(appId, 'gen'),
+    /** sorted set: installationIds whose entries await derivation -> generation when recorded */
+    appPending: (appId: number) => keys.internalOfApp(appId, 'pending'),
+    /** hash seq, cursor: a pass over every grant of the application (its owner changed) */
+    appSweep: (appId: number) => keys.internalOfApp(appId, 'sweep'),
+    /**
+     * set of applicationIds with pending entries or a sweep, recorded by the batches of one
+     * partition of `topic`, under the partition's own tag: its owner works them off.
+     */
+    work: (topic: string, partition: number) => keys.internal(`{w${topic}:${partition}}`, 'work'),
   };
 }
 

@@ -1,191 +1,182 @@
-import { isKeyLive, mayAccess, type OwnerType } from '../domain/access-rule.js';
+import { mayAccess, type OwnerType } from '../domain/access-rule.js';
+import type { AccessEffects } from './access-fact-store.js';
 import { accessFactKeys } from './access-facts.js';
 import { execOrThrow } from './exec.js';
 import {
-  aclGenerationKey,
+  appViewGenerationKey,
+  appViewVersionKey,
   changeChannel,
-  installationField,
-  keyViewGenerationKey,
-  parseInstallationField,
   type ReadModelKeys,
 } from './keys.js';
 import type { RedisClient } from './redis-connection.js';
 import { scriptedPipeline, withScripts } from './scripts.js';
 
-// The derived views of the access facts: acl(installation) and keyView(keyHash). They are
-// recomputed per application from all its facts, so the result does not depend on the order
-// facts arrived in; each write touches one slot and carries the recompute's generation, so a
-// concurrent or interrupted recompute never leaves an older result standing.
+// The entries derived from the access facts, one per (application, installation) pair: the
+// installation's acl entry (may the application read it) and the application's view entry
+// (its Installation JSON, for getInstallations). A fact records the pairs it may change
+// (`record`); the owner of the partition that carried it derives them in bounded chunks
+// (`workOnce`), off the batch's path, so no application's size holds up another's facts and a
+// crash resumes where the recorded work stands. Each chunk takes a new generation of its
+// application before it reads the facts, and every entry write is refused where a later
+// generation stands: passes that overlap (two processes, a former owner) converge to the facts.
 
-export interface AccessViewStore {
-  /** Rewrites the acl entries and keyViews of every key of the application. */
-  recomputeApplication(appId: number): Promise<void>;
-  /** Applications whose views depend on the installation (they hold a grant for it). */
-  applicationsGranted(installationId: number): Promise<number[]>;
+/** Where a partition's recorded work lives: its topic and partition. */
+export interface WorkPlace {
+  readonly topic: string;
+  readonly partition: number;
 }
 
-interface AppFacts {
-  readonly owner: { readonly type: OwnerType; readonly id: number };
-  readonly enabled: boolean;
-  readonly deleted: boolean;
+export interface AccessWork {
+  /** Records what the facts may change, for the partition's owner to derive. */
+  record(effects: AccessEffects, place: WorkPlace): Promise<void>;
+  /** Per installation, the applications holding a grant for it. */
+  applicationsGranted(installationIds: readonly number[]): Promise<number[][]>;
+  /** One chunk of every application with work at these places; the entries derived. */
+  workOnce(places: readonly WorkPlace[]): Promise<number>;
 }
 
-interface KeyFacts {
-  readonly keyId: string;
-  readonly app: number;
-  readonly hash: string;
-  readonly exp: string;
-  readonly revoked: boolean;
+/** Pairs derived per chunk: bounds one pass's Redis work and every script's arguments. */
+export const ACCESS_CHUNK = 500;
+
+interface Owner {
+  readonly type: OwnerType;
+  readonly id: number;
 }
 
-export function createAccessViewStore(deps: {
-  conn: RedisClient;
-  keys: ReadModelKeys;
-}): AccessViewStore {
+export function createAccessWork(deps: { conn: RedisClient; keys: ReadModelKeys }): AccessWork {
   const { keys } = deps;
   const conn = withScripts(deps.conn);
-  const facts = accessFactKeys(keys);
+  const k = accessFactKeys(keys);
+
+  async function ownerOf(app: number): Promise<Owner | null> {
+    const [type, id] = await conn.hmget(k.app(app), 'ownerType', 'ownerId');
+    return type && id ? { type: type as OwnerType, id: Number(id) } : null;
+  }
+
+  /** Derives and writes the entries of (app, id) for each id, at generation `gen`. */
+  async function derive(app: number, ids: readonly number[], gen: number): Promise<void> {
+    if (ids.length === 0) return;
+    const owner = await ownerOf(app);
+    const reads = scriptedPipeline(conn);
+    reads.smismember(k.appGrants(app), ...ids);
+    if (owner?.type === 'user') reads.smismember(k.userInstallations(owner.id), ...ids);
+    for (const id of ids) {
+      reads.get(keys.installation(id));
+      reads.hget(keys.installationMeta(id), 'companyId');
+    }
+    const replies = await execOrThrow(reads);
+    const granted = replies[0] as number[];
+    const members = owner?.type === 'user' ? (replies[1] as number[]) : null;
+    const first = members === null ? 1 : 2;
+    const writes = scriptedPipeline(conn);
+    const view: Array<string | number> = [gen];
+    ids.forEach((id, i) => {
+      const json = replies[first + 2 * i] as string | null;
+      const company = replies[first + 2 * i + 1] as string | null;
+      const allowed =
+        owner !== null &&
+        json !== null &&
+        mayAccess({
+          // Enabled and deleted are the status's to decide, at read time.
+          application: { owner, enabled: true },
+          hasGrant: granted[i] === 1,
+          ownerIsMember: members?.[i] === 1,
+          installationCompanyId: company ? Number(company) : null,
+        });
+      writes.writeAclEntry(keys.acl(id), changeChannel(keys, id), app, gen, allowed ? '1' : '0');
+      view.push(id, allowed ? (json as string) : '');
+    });
+    writes.writeViewEntries(
+      keys.appView(app),
+      appViewGenerationKey(keys, app),
+      appViewVersionKey(keys, app),
+      view,
+    );
+    await execOrThrow(writes);
+  }
+
+  /** One chunk of the application's sweep, else of its pending pairs; the entries derived. */
+  async function chunkOf(app: number): Promise<number> {
+    const [seq, cursor] = await conn.hmget(k.appSweep(app), 'seq', 'cursor');
+    const gen = await conn.incr(k.appGeneration(app));
+    if (seq) {
+      const [next, members] = await conn.sscan(
+        k.appGrants(app),
+        cursor ?? '0',
+        'COUNT',
+        ACCESS_CHUNK,
+      );
+      const ids = members.map(Number);
+      await derive(app, ids, gen);
+      await conn.advanceSweep(k.appSweep(app), seq, next);
+      // A sweep whose last chunk was empty still counts as work done.
+      return Math.max(ids.length, 1);
+    }
+    const pending = await conn.zrange(
+      k.appPending(app),
+      '0',
+      String(ACCESS_CHUNK - 1),
+      'WITHSCORES',
+    );
+    const ids: number[] = [];
+    for (let i = 0; i < pending.length; i += 2) ids.push(Number(pending[i]));
+    await derive(app, ids, gen);
+    if (pending.length > 0) await conn.completePairs(k.appPending(app), ...pending);
+    return ids.length;
+  }
+
+  /** Takes the application off the place's work once it has none; the recheck after it
+   * closes the race with a `record` in between. */
+  async function settle(app: number, work: string): Promise<void> {
+    await conn.srem(work, app);
+    const [pending, sweep] = await Promise.all([
+      conn.zcard(k.appPending(app)),
+      conn.exists(k.appSweep(app)),
+    ]);
+    if (pending > 0 || sweep > 0) await conn.sadd(work, app);
+  }
 
   return {
-    async applicationsGranted(installationId) {
-      return (await conn.smembers(facts.installationGrants(installationId))).map(Number);
+    async applicationsGranted(installationIds) {
+      if (installationIds.length === 0) return [];
+      const p = scriptedPipeline(conn);
+      for (const id of installationIds) p.smembers(k.installationGrants(id));
+      return (await execOrThrow(p)).map((apps) => (apps as string[]).map(Number));
     },
 
-    async recomputeApplication(appId) {
-      // The generation first: every fact read below is at least as new as any recompute of a
-      // lower generation read, so the highest generation's writes are the ones that stand.
-      const generation = await conn.incr(facts.appGeneration(appId));
-      const [appHash, keyIds, grantIds, retiredHashes] = await Promise.all([
-        conn.hgetall(facts.app(appId)),
-        conn.smembers(facts.appKeys(appId)),
-        conn.smembers(facts.appGrants(appId)),
-        conn.smembers(facts.appRetiredHashes(appId)),
-      ]);
-      const app = appFactsOf(appHash);
-      const keyList = await readKeys(keyIds);
-      const installations = grantIds.map(Number);
-      const members = new Set<number>();
-      if (app?.owner.type === 'user') {
-        for (const id of await conn.smembers(facts.userInstallations(app.owner.id)))
-          members.add(Number(id));
-      }
-      const records = await Promise.all(
-        installations.map(async (i) => {
-          const [json, companyId] = await Promise.all([
-            conn.get(keys.installation(i)),
-            conn.hget(keys.installationMeta(i), 'companyId'),
-          ]);
-          return { id: i, json, companyId: companyId ? Number(companyId) : null };
-        }),
-      );
-      const readable = app
-        ? records.filter(
-            (r) =>
-              r.json !== null &&
-              !app.deleted &&
-              mayAccess({
-                application: { owner: app.owner, enabled: app.enabled },
-                hasGrant: true,
-                ownerIsMember: members.has(r.id),
-                installationCompanyId: r.companyId,
-              }),
-          )
-        : [];
-      const hashes = [...new Set([...keyList.map((k) => k.hash), ...retiredHashes])];
-      const previous = new Map(
-        await Promise.all(
-          hashes.map(
-            async (h) => [h, installationsOfView(await conn.hkeys(keys.keyView(h)))] as const,
-          ),
-        ),
-      );
-      const live = new Map(
-        keyList
-          .filter(
-            (k) =>
-              k.app === appId &&
-              app !== null &&
-              // Expiry is the API's to check against its clock (the view carries `exp`), so
-              // liveness here ignores time: with no expiry given, `now` plays no part.
-              isKeyLive({ revoked: k.revoked, expiresAtMs: null }, app, 0),
-          )
-          .map((k) => [k.hash, k]),
-      );
-      // Idempotent single-slot writes, each refused if a later recompute already wrote it:
-      // they converge whatever order they land in and wherever a crash cuts them (the batch is
-      // then retried and recomputes again, with a new generation).
-      const pipeline = scriptedPipeline(conn);
-      for (const hash of hashes) {
-        const key = live.get(hash);
-        const now = key ? readable : [];
-        const kept = new Set(now.map((r) => r.id));
-        for (const id of previous.get(hash) ?? []) {
-          if (kept.has(id)) continue;
-          pipeline.writeAclEntry(
-            keys.acl(id),
-            aclGenerationKey(keys, id),
-            changeChannel(keys, id),
-            hash,
-            '',
-            generation,
+    async record(effects, place) {
+      if (effects.pairs.size === 0 && effects.sweeps.size === 0) return;
+      const p = scriptedPipeline(conn);
+      for (const [app, ids] of effects.pairs) {
+        const list = [...ids];
+        for (let i = 0; i < list.length; i += ACCESS_CHUNK) {
+          p.enqueuePairs(
+            k.appPending(app),
+            k.appGeneration(app),
+            ...list.slice(i, i + ACCESS_CHUNK),
           );
         }
-        const view: string[] = [];
-        if (key) {
-          view.push('app', String(appId), 'exp', key.exp);
-          for (const r of now) {
-            view.push(installationField(r.id), r.json as string);
-            pipeline.writeAclEntry(
-              keys.acl(r.id),
-              aclGenerationKey(keys, r.id),
-              changeChannel(keys, r.id),
-              hash,
-              key.exp,
-              generation,
-            );
-          }
-        }
-        pipeline.writeKeyView(
-          keys.keyView(hash),
-          keyViewGenerationKey(keys, hash),
-          generation,
-          ...view,
-        );
       }
-      await execOrThrow(pipeline);
-      // Only once every view is written: a retry still knows the retired hashes.
-      if (retiredHashes.length > 0)
-        await conn.srem(facts.appRetiredHashes(appId), ...retiredHashes);
+      // A new seq restarts a sweep under way: its owner may have changed again.
+      for (const app of effects.sweeps)
+        p.hset(k.appSweep(app), 'seq', `${Date.now()}-${Math.random()}`, 'cursor', '0');
+      await execOrThrow(p);
+      // Only once the work itself is recorded: whoever finds the application here finds it.
+      const apps = new Set([...effects.pairs.keys(), ...effects.sweeps]);
+      await conn.sadd(k.work(place.topic, place.partition), ...apps);
+    },
 
-      async function readKeys(ids: readonly string[]): Promise<KeyFacts[]> {
-        const hashes = await Promise.all(ids.map((id) => conn.hgetall(facts.key(id))));
-        return hashes.flatMap((h, i) =>
-          h.hash
-            ? [
-                {
-                  keyId: ids[i] as string,
-                  app: Number(h.app),
-                  hash: h.hash,
-                  exp: h.exp ?? '0',
-                  revoked: h.revoked === '1',
-                },
-              ]
-            : [],
-        );
+    async workOnce(places) {
+      let derived = 0;
+      for (const place of places) {
+        const work = k.work(place.topic, place.partition);
+        for (const app of (await conn.smembers(work)).map(Number)) {
+          const done = await chunkOf(app);
+          derived += done;
+          if (done === 0) await settle(app, work);
+        }
       }
+      return derived;
     },
   };
-}
-
-function appFactsOf(hash: Record<string, string>): AppFacts | null {
-  if (!hash.ownerType || !hash.ownerId) return null;
-  return {
-    owner: { type: hash.ownerType as OwnerType, id: Number(hash.ownerId) },
-    enabled: hash.enabled === '1',
-    deleted: hash.deleted === '1',
-  };
-}
-
-function installationsOfView(fields: readonly string[]): number[] {
-  return fields.map(parseInstallationField).filter((id): id is number => id !== null);
 }

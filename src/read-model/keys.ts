@@ -1,6 +1,6 @@
 // The one place that builds Redis keys. Every key of one installation carries the hash tag
-// `{i<id>}` and every key of one API key the tag `{k<sha256>}`, so a multi-key script stays
-// within one Redis Cluster slot.
+// `{i<id>}`, every key of one API key the tag `{k<sha256>}` and every key of one application
+// the tag `{a<id>}`, so a multi-key script stays within one Redis Cluster slot.
 
 import { type DeviceCategory, isDeviceCategory } from '../domain/device-fields.js';
 
@@ -15,13 +15,28 @@ export interface ReadModelKeys {
   devices(installationId: InstallationId): string;
   /** hash: `data` -> energy-flow data as ready JSON or `null`; `validUntil` -> epoch ms, `0` = never. */
   flow(installationId: InstallationId): string;
-  /** hash: field = SHA-256 hex of an API key allowed to read the installation -> expiresAt epoch ms, `0` = never. */
+  /**
+   * hash: field = applicationId -> signed generation of the access write that set it: positive
+   * while the application may read the installation (grant and owner access), negative once not.
+   */
   acl(installationId: InstallationId): string;
   /**
-   * hash, one per live API key: `app` -> applicationId, `exp` -> expiresAt epoch ms (`0` = never),
-   * `i:<installationId>` -> Installation JSON of each installation the key may read.
+   * hash, one per API key hash (a copy of its `apiKey.created`/`revoked` facts): `app` ->
+   * applicationId, `exp` -> expiresAt epoch ms (`0` = never), `revoked` -> '1' or '0'.
    */
-  keyView(keyHash: string): string;
+  keyStatus(keyHash: string): string;
+  /**
+   * hash, one per application (its `application.upserted`/`deleted` facts): `ownerType`,
+   * `ownerId`, `enabled` ('1'/'0'), `deleted` ('1'/'0').
+   */
+  appStatus(applicationId: number): string;
+  /**
+   * sorted set: score = installationId, member = Installation JSON, of every installation the
+   * application may read (getInstallations pages through it in id order).
+   */
+  appView(applicationId: number): string;
+  /** Consumer bookkeeping of one application, under its hash tag `{a<id>}`. */
+  internalOfApp(applicationId: number, ...parts: Array<string | number>): string;
   /** Any key of the consumer's own bookkeeping (facts, indexes, schedules), namespaced. */
   internal(...parts: Array<string | number>): string;
   /** Consumer bookkeeping of one installation, under its hash tag (scripts may touch it). */
@@ -38,7 +53,10 @@ export function createKeys(prefix: string): ReadModelKeys {
     devices: (id) => inst(id, 'devs'),
     flow: (id) => inst(id, 'flow'),
     acl: (id) => inst(id, 'acl'),
-    keyView: (hash) => `${prefix}{k${hash}}:view`,
+    keyStatus: (hash) => `${prefix}{k${hash}}:status`,
+    appStatus: (app) => `${prefix}{a${app}}:status`,
+    appView: (app) => `${prefix}{a${app}}:view`,
+    internalOfApp: (app, ...parts) => `${prefix}{a${app}}:x:${parts.join(':')}`,
     internal: (...parts) => `${prefix}x:${parts.join(':')}`,
     internalOf: (id, ...parts) => inst(id, `x:${parts.join(':')}`),
     quotaOf: (app, ...parts) => [`${prefix}{a${app}}:quota`, ...parts].join(':'),
@@ -56,18 +74,6 @@ export function parseDeviceField(
   const category = field.slice(0, sep);
   if (sep < 0 || !isDeviceCategory(category)) return null;
   return { category, deviceId: Number(field.slice(sep + 1)) };
-}
-
-const INSTALLATION_FIELD_PREFIX = 'i:';
-
-export const installationField = (installationId: InstallationId): string =>
-  `${INSTALLATION_FIELD_PREFIX}${installationId}`;
-
-/** The inverse of installationField; null for the key view's other fields (`app`, `exp`). */
-export function parseInstallationField(field: string): InstallationId | null {
-  return field.startsWith(INSTALLATION_FIELD_PREFIX)
-    ? Number(field.slice(INSTALLATION_FIELD_PREFIX.length))
-    : null;
 }
 
 /** string: epoch ms of the installation's latest deletion; older events must not resurrect it. */
@@ -132,13 +138,23 @@ export const applicationQuotaKey = (keys: ReadModelKeys, applicationId: number):
 export const quotaCounterKey = (keys: ReadModelKeys, applicationId: number, window: number) =>
   keys.quotaOf(applicationId, window);
 
-/** string: generation of the access recompute that last wrote the key view (same slot). */
-export const keyViewGenerationKey = (keys: ReadModelKeys, keyHash: string): string =>
-  keys.keyView(keyHash).replace(/:view$/, ':gen');
+/**
+ * string: a counter bumped by every change of the application's view (beside it), so a reader
+ * that kept a page knows with one GET whether it still stands.
+ */
+export const appViewVersionKey = (keys: ReadModelKeys, applicationId: number): string =>
+  keys.internalOfApp(applicationId, 'viewver');
 
-/** hash: key hash -> generation of the access recompute that last wrote its acl entry. */
-export const aclGenerationKey = (keys: ReadModelKeys, installationId: InstallationId): string =>
-  keys.internalOf(installationId, 'aclgen');
+/** hash: installationId -> signed generation of the write that last set its view entry. */
+export const appViewGenerationKey = (keys: ReadModelKeys, applicationId: number): string =>
+  keys.internalOfApp(applicationId, 'viewgen');
+
+/**
+ * Channel (plain PUBLISH: a cluster carries it to every node) announcing each change of a key's
+ * or an application's status: `k:<keyHash>` or `a:<applicationId>`. Rare (never per grant), so
+ * one channel for the whole read model; the API's caches of those small records follow it.
+ */
+export const accessChannel = (keys: ReadModelKeys): string => keys.internal('access-changed');
 
 /**
  * sorted set, member installationId, score validUntil (epoch ms): the flows of one telemetry

@@ -13,8 +13,12 @@ const SCRIPTS = {
   loadInstallation: loadScript(dir, 'load-installation-4.lua', { readOnly: true }),
   writeInstallation: loadScript(dir, 'write-installation-4.lua'),
   claimDevice: loadScript(dir, 'claim-device-1.lua'),
-  writeAclEntry: loadScript(dir, 'write-acl-entry-3.lua'),
-  writeKeyView: loadScript(dir, 'write-key-view-2.lua'),
+  writeAclEntry: loadScript(dir, 'write-acl-entry-2.lua'),
+  writeViewEntries: loadScript(dir, 'write-view-entries-3.lua'),
+  writeStatus: loadScript(dir, 'write-status-1.lua'),
+  enqueuePairs: loadScript(dir, 'enqueue-pairs-2.lua'),
+  completePairs: loadScript(dir, 'complete-pairs-1.lua'),
+  advanceSweep: loadScript(dir, 'advance-sweep-1.lua'),
 } as const;
 
 type Arg = string | number;
@@ -29,6 +33,12 @@ export interface ScriptCommands {
   ): Promise<number>;
   deleteInstallation(...keysAndArgv: Arg[]): Promise<[0 | 1, string[]]>;
   releaseDevice(key: string, installationId: Arg): Promise<number>;
+  /** enqueue-pairs-2.lua: pending, generation counter; installationIds. Returns the generation. */
+  enqueuePairs(k1: string, k2: string, ...ids: Arg[]): Promise<number>;
+  /** complete-pairs-1.lua: pending; installationId, score pairs. */
+  completePairs(key: string, ...pairs: Arg[]): Promise<number>;
+  /** advance-sweep-1.lua: sweep; seq, next cursor. */
+  advanceSweep(key: string, seq: Arg, cursor: Arg): Promise<number>;
 }
 
 export type ScriptedRedis = RedisClient & ScriptCommands;
@@ -49,10 +59,13 @@ export type ScriptedPipeline = ChainableCommander & {
     k4: string,
     argv: readonly Arg[],
   ): ChainableCommander;
-  /** write-acl-entry-3.lua: acl, acl generations, change channel; hash, exp or '', generation. */
-  writeAclEntry(k1: string, k2: string, k3: string, ...argv: Arg[]): ChainableCommander;
-  /** write-key-view-2.lua: key view, its generation; generation, then field, value pairs. */
-  writeKeyView(k1: string, k2: string, ...argv: Arg[]): ChainableCommander;
+  /** write-acl-entry-2.lua: acl, change channel; applicationId, generation, '1' or '0'. */
+  writeAclEntry(k1: string, k2: string, app: Arg, gen: Arg, allowed: Arg): ChainableCommander;
+  /** write-view-entries-3.lua: view, its generations, its version; generation, then id, JSON pairs. */
+  writeViewEntries(k1: string, k2: string, k3: string, argv: readonly Arg[]): ChainableCommander;
+  /** write-status-1.lua: the status record; channel, message, then field, value pairs. */
+  writeStatus(key: string, ...argv: Arg[]): ChainableCommander;
+  enqueuePairs(k1: string, k2: string, ...ids: Arg[]): ChainableCommander;
   /** claim-device-1.lua: the device's index key, 'claim' or 'remove', installationId, epoch ms. */
   claimDevice(key: string, kind: string, installationId: Arg, atMs: Arg): ChainableCommander;
 };

@@ -4,8 +4,12 @@ import type { DeviceValue } from '../../src/domain/device-record.js';
 import type { FlowDevice } from '../../src/domain/energy-flow.js';
 import type { AccessEvent, DeviceStateEvent, IngestValue } from '../../src/domain/events.js';
 import type { Installation } from '../../src/domain/installation.js';
-import { createAccessFactStore } from '../../src/read-model/access-fact-store.js';
-import { createAccessViewStore } from '../../src/read-model/access-store.js';
+import {
+  addPair,
+  createAccessFactStore,
+  noEffects,
+} from '../../src/read-model/access-fact-store.js';
+import { createAccessWork } from '../../src/read-model/access-store.js';
 import { createInstallationStore } from '../../src/read-model/installation-store.js';
 import { createKeys, type ReadModelKeys } from '../../src/read-model/keys.js';
 import type { RedisClient } from '../../src/read-model/redis-connection.js';
@@ -53,7 +57,13 @@ export function createSeeder(redis: RedisClient, prefix: string): Seeder {
   const keys = createKeys(prefix);
   const installations = createInstallationStore({ conn: redis, keys });
   const facts = createAccessFactStore({ conn: redis, keys });
-  const views = createAccessViewStore({ conn: redis, keys });
+  const work = createAccessWork({ conn: redis, keys });
+  // The seeder's own work place: what the consumers' worker does, run to the end at once.
+  const place = { topic: `seed-${prefix}`, partition: 0 };
+  async function record(effects: Parameters<typeof work.record>[0]): Promise<void> {
+    await work.record(effects, place);
+    while ((await work.workOnce([place])) > 0);
+  }
   const appOfKey = new Map<string, number>();
   // Facts and upserts need increasing occurredAt; the wall clock may repeat within a test.
   let lastMs = Date.now();
@@ -70,17 +80,14 @@ export function createSeeder(redis: RedisClient, prefix: string): Seeder {
   };
 
   async function applyFacts(events: readonly AccessEvent[]): Promise<void> {
-    const apps = new Set<number>();
-    for (const event of events) {
-      for (const app of (await facts.apply(event)).applications) apps.add(app);
-    }
-    for (const app of apps) await views.recomputeApplication(app);
+    await record(await facts.applyAll(events));
   }
 
   async function recomputeGranted(installationId: number): Promise<void> {
-    for (const app of await views.applicationsGranted(installationId)) {
-      await views.recomputeApplication(app);
-    }
+    const [apps = []] = await work.applicationsGranted([installationId]);
+    const effects = noEffects();
+    for (const app of apps) addPair(effects, app, installationId);
+    await record(effects);
   }
 
   return {
