@@ -102,7 +102,11 @@ export async function startConsumers(deps: ConsumerDeps): Promise<ConsumerApp> {
 
   // A broker that stopped answering leaves kafkajs waiting without an error: not consuming either.
   const consuming = () =>
-    !fatal && !guard.lost() && runners.every((r) => r.isRunning()) && lag.brokerAnswers();
+    !fatal &&
+    !guard.lost() &&
+    runners.every((r) => r.isRunning()) &&
+    lag.brokerAnswers() &&
+    metrics.failingAlike.size === 0;
   registerRuntimeMetrics(metrics.registry, deps.redis);
   registerRedisMemoryMetrics(metrics.registry, deps.redis);
   registerReadyGauge(metrics.registry, () => consuming() && deps.redis.status === 'ready');
@@ -113,11 +117,12 @@ export async function startConsumers(deps: ConsumerDeps): Promise<ConsumerApp> {
     isReady: async () => consuming() && (await answersPing(deps.redis)),
     async stop() {
       await ageing.stop();
+      // Background work first: whatever it leaves is recorded, for the partition's next owner.
+      await accessWorker.stop();
       lag.stop();
       stopGcCount();
       guard.stop();
       await Promise.all(runners.map((r) => r.stop()));
-      await accessWorker.stop();
       await producer.disconnect();
       await admin.disconnect();
       disconnect();

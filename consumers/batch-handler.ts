@@ -10,7 +10,10 @@ import type { Projector } from './runner.js';
 // resolves only then, so the client commits nothing before it is durable. Retriable failures
 // (Redis or Kafka unreachable, contention) retry the whole batch with backoff (projection is
 // idempotent). Any other failure belongs to the batch's content: the batch is bisected until
-// the one message that causes it is found and dead-lettered as processing_error.
+// the one message that causes it is found and dead-lettered as processing_error. Unless every
+// message of the batch fails alike: then no message is at fault (a script error, a size limit
+// of the store), nothing is dead-lettered, and the batch is retried with backoff while the
+// process says so (an error log, `ingest_systemic_failures_total`, not ready) until it passes.
 
 export interface BatchHandlerDeps {
   readonly topic: string;
@@ -34,9 +37,46 @@ export function createBatchHandler(deps: BatchHandlerDeps): BatchHandler {
     policy: deps.retry,
     onRetry: () => metrics.redisRetries.inc({ topic }),
   };
+  // The failure every message of a batch of this topic last failed with: the same failure of a
+  // whole batch is known at once, without bisecting it again.
+  let systemic: string | null = null;
+  const isolate = async (batch: KafkaBatch, ctx: BatchContext): Promise<Rejection[]> => {
+    const rejections = await projectIsolating(
+      deps,
+      retryDeps,
+      batch,
+      ctx,
+      batch.messages,
+      systemic,
+    );
+    const detail = sameFailure(batch.messages.length, rejections);
+    if (detail !== null) {
+      systemic = detail;
+      throw new SystemicFailure(detail);
+    }
+    if (systemic !== null) {
+      metrics.systemicFailure.set({ topic }, 0);
+      metrics.failingAlike.delete(topic);
+    }
+    systemic = null;
+    return rejections;
+  };
+  const systemicRetry: RetryDeps = {
+    ...retryDeps,
+    onRetry: (error) => {
+      if (!(error instanceof SystemicFailure)) return retryDeps.onRetry?.(error);
+      metrics.systemicFailures.inc({ topic });
+      metrics.systemicFailure.set({ topic }, 1);
+      metrics.failingAlike.add(topic);
+      deps.logger.error(
+        { detail: error.message },
+        'every message of the batch fails alike: not their fault, nothing dead-lettered; retrying',
+      );
+    },
+  };
   return async (batch, ctx) => {
     const end = metrics.batchDuration.startTimer({ topic });
-    const rejections = await projectIsolating(deps, retryDeps, batch, ctx, batch.messages);
+    const rejections = await retryUntilDone(ctx, () => isolate(batch, ctx), systemicRetry);
     const guard = deps.beforeDeadLetter;
     if (rejections.length > 0 && guard) await retryUntilDone(ctx, guard, retryDeps);
     const reasons = await retryUntilDone(ctx, () => deps.deadLetter.send(rejections), retryDeps);
@@ -60,6 +100,27 @@ export function withHeartbeats(handle: BatchHandler): BatchHandler {
   };
 }
 
+/** Thrown (retriable) while every message of a batch fails alike; its message is the failure. */
+export class SystemicFailure extends Error {
+  readonly retriable = true;
+}
+
+/**
+ * The one detail every message of the batch was refused for, when they are messages of several
+ * keys (events of one installation may all share its corrupt state); else null.
+ */
+function sameFailure(count: number, rejections: readonly Rejection[]): string | null {
+  if (count < 2 || rejections.length !== count) return null;
+  const [first] = rejections;
+  if (first?.reason !== 'processing_error' || first.detail === undefined) return null;
+  const keys = new Set<string>();
+  for (const r of rejections) {
+    if (r.reason !== 'processing_error' || r.detail !== first.detail) return null;
+    keys.add(r.message.key?.toString('latin1') ?? '');
+  }
+  return keys.size > 1 ? first.detail : null;
+}
+
 /** Projects the messages; on a failure of their content, each half apart until one is left. */
 async function projectIsolating(
   deps: BatchHandlerDeps,
@@ -67,6 +128,8 @@ async function projectIsolating(
   batch: KafkaBatch,
   ctx: BatchContext,
   messages: readonly KafkaMessage[],
+  /** A failure known to be no message's: the whole batch failing with it is not bisected. */
+  systemic: string | null = null,
 ): Promise<Rejection[]> {
   try {
     const outcome = await retryUntilDone(
@@ -77,6 +140,7 @@ async function projectIsolating(
     return [...outcome.rejections];
   } catch (error) {
     if (isRetriable(error)) throw error;
+    if (systemic !== null && detailOf(error) === systemic) throw new SystemicFailure(systemic);
     const [only] = messages;
     if (messages.length === 1 && only) {
       return [{ message: only, reason: 'processing_error', detail: detailOf(error) }];

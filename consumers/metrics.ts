@@ -16,6 +16,8 @@ export interface ConsumerMetrics {
   readonly flowRefreshes: Counter<'trigger'>;
   readonly flowRefreshFailures: Counter;
   readonly accessEntriesDerived: Counter;
+  readonly systemicFailures: Counter<'topic'>;
+  readonly systemicFailure: Gauge<'topic'>;
   readonly corruptInstallations: Counter<'topic'>;
   readonly batchDuration: Histogram<'topic'>;
   readonly visibleDelay: Histogram<'topic'>;
@@ -24,6 +26,8 @@ export interface ConsumerMetrics {
   readonly modelLost: Gauge;
   /** Kafka timestamp (ms) of the newest event projected, per `<topic>|<partition>`. */
   readonly newestProjected: Map<string, number>;
+  /** Topics whose latest batch fails alike for every message: the process is not ready. */
+  readonly failingAlike: Set<string>;
 }
 
 export function createConsumerMetrics(): ConsumerMetrics {
@@ -32,6 +36,7 @@ export function createConsumerMetrics(): ConsumerMetrics {
   // Evaluated in order: a scrape lists the series in the order they were registered.
   return {
     newestProjected: newestEventAge(registers),
+    failingAlike: new Set(),
     registry,
     ...eventMetrics(registers),
     ...writeMetrics(registers),
@@ -120,6 +125,8 @@ function writeMetrics(
   | 'flowRefreshes'
   | 'flowRefreshFailures'
   | 'accessEntriesDerived'
+  | 'systemicFailures'
+  | 'systemicFailure'
   | 'corruptInstallations'
   | 'batchDuration'
   | 'visibleDelay'
@@ -140,6 +147,18 @@ function writeMetrics(
     flowRefreshFailures: new Counter({
       name: 'ingest_flow_refresh_failures_total',
       help: 'Energy flows the ageing sweep could not recompute (postponed, not retried at once)',
+      registers,
+    }),
+    systemicFailures: new Counter({
+      name: 'ingest_systemic_failures_total',
+      help: 'Batch attempts in which every message failed alike (no message at fault, none dead-lettered)',
+      labelNames: ['topic'],
+      registers,
+    }),
+    systemicFailure: new Gauge({
+      name: 'ingest_systemic_failure',
+      help: '1 while the latest batch of the topic fails alike for every message (the process is then not ready)',
+      labelNames: ['topic'],
       registers,
     }),
     accessEntriesDerived: new Counter({

@@ -13,6 +13,7 @@ import {
   type TransportErrorCode,
 } from '../errors/error-catalog.js';
 import { MAX_INSTALLATION_IDS } from '../params/installation-ids.js';
+import { MAX_PAGE_LIMIT } from '../params/page.js';
 import {
   bulkEnergyFlowResponseSchema,
   deviceRecordSchemas,
@@ -76,6 +77,19 @@ const ENDPOINTS: ReadonlyArray<{
     dataAge: true,
   },
 ];
+
+// beyond.md §7: getInstallations' optional paging, additions to read-api.md's operation.
+const PAGE_PARAMETERS = {
+  limit: {
+    type: 'integer',
+    description: `1 to ${MAX_PAGE_LIMIT}: one page of at most this many installations, with \`nextCursor\` when more follow. Without it the whole list (streamed past ${MAX_PAGE_LIMIT} installations, then without ETag).`,
+  },
+  cursor: {
+    type: 'string',
+    description:
+      'The `nextCursor` of the previous page (with `limit`): the page after it. Opaque; malformed or without `limit`: INVALID_PARAMETERS.',
+  },
+} as const;
 
 const pascal = (s: string) => `${s.charAt(0).toUpperCase()}${s.slice(1)}`;
 
@@ -203,7 +217,7 @@ function responseHeaders(): Json {
   return {
     ETag: {
       description:
-        'Strong validator of the body bytes: same body, same tag, from any replica. A compressed body has its own tag (suffix `-br` or `-gz`).',
+        'Strong validator of the body bytes: same body, same tag, from any replica. A compressed body has its own tag (suffix `-br` or `-gz`). Absent on a getInstallations list streamed as it is read (more than 1,000 installations without `limit`).',
       schema: { type: 'string' },
     },
     'Cache-Control': { description: '`private, no-cache`', schema: { type: 'string' } },
@@ -275,6 +289,24 @@ function operations(e: (typeof ENDPOINTS)[number]): Json {
   ]);
   head.parameters = get.parameters = conditionalHeaders;
   post.parameters = headerParameters(['Accept-Encoding']);
+  if (e.name === 'getInstallations') {
+    const query = Object.entries(PAGE_PARAMETERS).map(([name, { type, description }]) => ({
+      name,
+      in: 'query',
+      required: false,
+      description,
+      schema: { type },
+    }));
+    head.parameters = get.parameters = [...query, ...conditionalHeaders];
+    post.requestBody = {
+      required: false,
+      content: {
+        'application/x-www-form-urlencoded': {
+          schema: { type: 'object', properties: PAGE_PARAMETERS },
+        },
+      },
+    };
+  }
   if (e.param !== null) {
     const schema =
       e.param === 'installationId'

@@ -60,6 +60,10 @@ export const energyFlowDataSchema = z.object({
 export const installationsResponseSchema = z.object({
   valid: z.literal(true),
   installations: z.array(installationRecordSchema),
+  nextCursor: z.string().optional().meta({
+    description:
+      'Only on a page (`limit` sent) that more installations follow: the `cursor` of the next page',
+  }),
 });
 
 export const devicesResponseSchema = z.object({

@@ -226,13 +226,15 @@ describe('API near-cache', () => {
     const keys = createKeys(api.prefix);
     const redis = testRedis();
     try {
-      // One key per command: on a cluster they live in two slots.
+      // One key per command: on a cluster they live in several slots.
       for (const k of [
         keys.acl(id),
         keys.installation(id),
         keys.flow(id),
         keys.devices(id),
-        keys.keyView(hashApiKey(key)),
+        keys.keyStatus(hashApiKey(key)),
+        keys.appStatus(id),
+        keys.appView(id),
       ])
         await redis.unlink(k);
       // Unannounced, the deletion alone is not seen: the entry is still served.

@@ -67,14 +67,21 @@ describe('API quotas', () => {
         [custom, 14],
       ]);
       // Application 14 gets an override of 2 requests per minute, through the fact store.
-      await createAccessFactStore({ conn: testRedis(), keys: api.seed.keys }).apply({
-        type: 'application.upserted',
-        occurredAt: new Date().toISOString(),
-        applicationId: 14,
-        owner: { type: 'user', id: 1_000_014 },
-        enabled: true,
-        requestsPerMinute: 2,
-      });
+      const conn = testRedis();
+      try {
+        await createAccessFactStore({ conn, keys: api.seed.keys }).applyAll([
+          {
+            type: 'application.upserted',
+            occurredAt: new Date().toISOString(),
+            applicationId: 14,
+            owner: { type: 'user', id: 1_000_014 },
+            enabled: true,
+            requestsPerMinute: 2,
+          },
+        ]);
+      } finally {
+        conn.disconnect();
+      }
     });
     afterAll(() => api.close());
 
@@ -167,7 +174,7 @@ describe('API quotas', () => {
       const prefix = `${uniqueId('quota-ahead')}:`;
       const keys = createKeys(prefix);
       const keyHash = 'a'.repeat(64);
-      await redis.hset(keys.keyView(keyHash), 'app', '7');
+      await redis.hset(keys.keyStatus(keyHash), 'app', '7');
       // 1,000,000 a minute: slices of 200 requests, five of them spent below.
       const quotas = createQuotas({ redis, keys, requestsPerMinute: 1_000_000 });
       try {

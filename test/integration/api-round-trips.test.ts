@@ -1,11 +1,14 @@
 import type { Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { waitFor } from '../support/stack.js';
 import { testApi } from '../support-api/api-harness.js';
 import { device, installation, newApiKey } from '../support-api/fixtures.js';
 
-// The read path's performance contract: one Redis command per answered read; a refused one
-// (401 or 404) takes a second, the key view that tells which. ioredis writes each lone command
-// to the socket in its own write, so the writes a request causes are its round trips.
+// The read path's performance contract: one Redis command per answered read, and per refused
+// one (404: the read's script alone; 401: the key's status alone, before any data read). A key
+// is judged from its status and its application's, read once and then kept in memory while the
+// API hears the access channel. ioredis writes each lone command to the socket in its own
+// write, so the writes a request causes are its round trips.
 describe('API Redis round trips', () => {
   let nowMs = Date.now();
   // The uncached path's contract; the near-cache's own is in api-near-cache.test.ts.
@@ -40,16 +43,36 @@ describe('API Redis round trips', () => {
     return writes;
   };
 
+  it('reads a key first seen by its status, then its application status, then keeps both', async () => {
+    const fresh = newApiKey();
+    await api.seed.liveKey(fresh, { app: 2, installations: [installation(3)] });
+    const path = '/getInstallationDevices?installationId=3';
+    // Until the API hears the access channel (its own connection, subscribed after start),
+    // every request reads them; once it does, the first request reads them and keeps them.
+    await waitFor('the statuses kept', async () =>
+      (await roundTrips(path, 200, fresh)) === 1 ? true : undefined,
+    );
+    const other = newApiKey();
+    await api.seed.liveKey(other, { app: 3, installations: [installation(3)] });
+    expect(await roundTrips(path, 200, other)).toBe(3);
+    expect(await roundTrips(path, 200, other)).toBe(1);
+  });
+
   it('uses one round trip per answered read, also when the flow must be recomputed', async () => {
+    await waitFor('the statuses kept', async () =>
+      (await roundTrips('/getInstallations', 200)) === 1 ? true : undefined,
+    );
     expect(await roundTrips('/getInstallations', 200)).toBe(1);
     expect(await roundTrips('/getInstallationDevices?installationId=3', 200)).toBe(1);
     expect(await roundTrips('/getInstallationCurrentEnergyFlow?installationId=3', 200)).toBe(1);
-    expect(await roundTrips('/getInstallationDevices?installationId=x', 400)).toBe(1);
-    // A refused body: no lookup without a well-formed key, one lookup to decide 401 or 415.
+    // Bad parameters of a live key: its statuses kept, nothing to read.
+    expect(await roundTrips('/getInstallationDevices?installationId=x', 400)).toBe(0);
+    // A refused body: no lookup without a well-formed key, one lookup of a key first seen to
+    // decide 401, none for a key whose statuses are kept to decide 415.
     for (const [headers, status, trips] of [
       [{}, 401, 0],
       [{ 'api-key': newApiKey() }, 401, 1],
-      [{ 'api-key': key }, 415, 1],
+      [{ 'api-key': key }, 415, 0],
     ] as const) {
       writes = 0;
       const res = await api.app.inject({
@@ -102,10 +125,13 @@ describe('API Redis round trips', () => {
     }
   });
 
-  it('reads the key view second, and only, when the script refuses', async () => {
+  it('refuses with one round trip: 404 the script alone, 401 the key status alone', async () => {
+    await waitFor('the statuses kept', async () =>
+      (await roundTrips('/getInstallations', 200)) === 1 ? true : undefined,
+    );
     for (const path of ['/getInstallationDevices', '/getInstallationCurrentEnergyFlow']) {
-      expect(await roundTrips(`${path}?installationId=4`, 404, key)).toBe(2);
-      expect(await roundTrips(`${path}?installationId=3`, 401, newApiKey())).toBe(2);
+      expect(await roundTrips(`${path}?installationId=4`, 404, key)).toBe(1);
+      expect(await roundTrips(`${path}?installationId=3`, 401, newApiKey())).toBe(1);
     }
     expect(await roundTrips('/getInstallations', 401, newApiKey())).toBe(1);
   });

@@ -1,9 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isKeyLive } from '../../src/domain/access-rule.js';
+import { accessFactKeys } from '../../src/read-model/access-facts.js';
 import { waitFor } from '../support/stack.js';
 import { type Harness, installation, iso, sha, startHarness } from './support/consumer-harness.js';
 
-// access-changes.v1 on real Kafka and Redis: facts in any order give the same acl and keyViews,
-// and every change of a fact or an installation keeps them in sync.
+// access-changes.v1 on real Kafka and Redis: facts in any order give the same key and
+// application statuses, acl entries and application views, and every change of a fact or an
+// installation keeps them in sync. A key reads an installation while its status and its
+// application's status make it live (what the API checks), its application's acl entry for the
+// installation is positive, and its application's view lists the installation.
 
 let h: Harness;
 let nextId = 9000;
@@ -30,16 +35,65 @@ const upsertInstallation = (id: number, name: string, companyId: number | null, 
     companyId,
   });
 
-const view = (hash: string) => h.redis.hgetall(h.keys.keyView(hash));
 const acl = (inst: number) => h.redis.hgetall(h.keys.acl(inst));
-const viewHas = (hash: string, inst: number, name?: string) => async () => {
-  const v = await view(hash);
-  const json = v[`i:${inst}`];
-  if (!json) return undefined;
-  return name === undefined || (JSON.parse(json) as { name: string }).name === name ? v : undefined;
+const keyStatus = (hash: string) => h.redis.hgetall(h.keys.keyStatus(hash));
+const appStatus = (appId: number) => h.redis.hgetall(h.keys.appStatus(appId));
+
+/** The application's acl entry for the installation: true granted, false refused, null none. */
+async function granted(appId: number, inst: number): Promise<boolean | null> {
+  const entry = await h.redis.hget(h.keys.acl(inst), String(appId));
+  return entry === null ? null : Number(entry) > 0;
+}
+
+/** The installation as the application's view lists it (getInstallations): none or one. */
+async function listed(appId: number, inst: number): Promise<{ id: number; name: string }[]> {
+  const members = await h.redis.zrange(h.keys.appView(appId), inst, inst, 'BYSCORE');
+  return members.map((json) => JSON.parse(json) as { id: number; name: string });
+}
+
+/** The key's application while the key works (statuses as the API reads them), else null. */
+async function liveApp(hash: string): Promise<number | null> {
+  const k = await keyStatus(hash);
+  if (k.app === undefined) return null;
+  const a = await appStatus(Number(k.app));
+  const live = isKeyLive(
+    { revoked: k.revoked !== '0', expiresAtMs: k.exp === '0' ? null : Number(k.exp) },
+    a.enabled === undefined ? null : { enabled: a.enabled === '1', deleted: a.deleted === '1' },
+    Date.now(),
+  );
+  return live ? Number(k.app) : null;
+}
+
+/** Probe: the key reads the installation (named `name`, if given); its JSON as listed. */
+const reads = (hash: string, inst: number, name?: string) => async () => {
+  const appId = await liveApp(hash);
+  if (appId === null || (await granted(appId, inst)) !== true) return undefined;
+  const [json] = await listed(appId, inst);
+  return json && (name === undefined || json.name === name) ? json : undefined;
 };
-const viewLacks = (hash: string, inst: number) => async () =>
-  (await view(hash))[`i:${inst}`] ? undefined : true;
+
+/** Probe: the application's entries for the installation say it may not read it. */
+const refused = (appId: number, inst: number) => async () =>
+  (await granted(appId, inst)) === false && (await listed(appId, inst)).length === 0
+    ? true
+    : undefined;
+
+/** Probe: the key's status or its application's refuses the key. */
+const keyRefused = (hash: string) => async () =>
+  (await liveApp(hash)) === null ? true : undefined;
+
+/** Every message sent so far is handled and every entry it may change is derived. */
+async function accessSettled(appIds: readonly number[]): Promise<void> {
+  await h.settled();
+  const k = accessFactKeys(h.keys);
+  await until('access entries derived', async () => {
+    for (const appId of appIds) {
+      if ((await h.redis.zcard(k.appPending(appId))) > 0) return undefined;
+      if ((await h.redis.exists(k.appSweep(appId))) > 0) return undefined;
+    }
+    return true;
+  });
+}
 
 beforeAll(async () => {
   h = await startHarness('access');
@@ -52,32 +106,44 @@ describe('user-owned applications', () => {
   it('grants access whatever order the facts arrive in, and follows membership and revocation', async () => {
     const [appId, userId, inst] = [newId(), newId(), newId()];
     const hash = sha(`itk_user_${appId}`);
+    const expiresAt = Date.parse('2999-01-01T00:00:00Z');
     // Key before app, grant before app, membership before grant, installation last.
     await key(`k${appId}`, appId, hash, '2999-01-01T00:00:00Z');
     await member(userId, inst);
     await grant(appId, inst);
     await app(appId, { type: 'user', id: userId });
     await upsertInstallation(inst, 'home', null);
-    const v = await until('key view', viewHas(hash, inst));
-    expect(v).toMatchObject({
+    const json = await until('the key reads the installation', reads(hash, inst));
+    expect(json).toMatchObject({ id: inst, name: 'home' });
+    expect(await keyStatus(hash)).toEqual({
       app: String(appId),
-      exp: String(Date.parse('2999-01-01T00:00:00Z')),
+      exp: String(expiresAt),
+      revoked: '0',
     });
-    expect(JSON.parse(v[`i:${inst}`] as string)).toMatchObject({ id: inst, name: 'home' });
-    expect(await acl(inst)).toEqual({ [hash]: String(Date.parse('2999-01-01T00:00:00Z')) });
+    expect(await appStatus(appId)).toEqual({
+      ownerType: 'user',
+      ownerId: String(userId),
+      enabled: '1',
+      deleted: '0',
+    });
+    expect(Object.keys(await acl(inst))).toEqual([String(appId)]);
+    expect(await h.redis.zcard(h.keys.appView(appId))).toBe(1);
 
     await member(userId, inst, 'membership.removed');
-    await until('membership removed', viewLacks(hash, inst));
-    expect(await acl(inst)).toEqual({});
-    expect(await view(hash)).toMatchObject({ app: String(appId) });
+    await until('membership removed', refused(appId, inst));
+    // The key itself still works: it reads nothing.
+    expect(await liveApp(hash)).toBe(appId);
+    expect(await h.redis.zcard(h.keys.appView(appId))).toBe(0);
 
     await member(userId, inst);
-    await until('membership back', viewHas(hash, inst));
+    await until('membership back', reads(hash, inst));
     await fact(`key:k${appId}`, { type: 'apiKey.revoked', keyId: `k${appId}` });
-    await until('view gone', async () =>
-      (await h.redis.exists(h.keys.keyView(hash))) === 0 ? true : undefined,
-    );
-    expect(await acl(inst)).toEqual({});
+    await until('key revoked', keyRefused(hash));
+    expect(await keyStatus(hash)).toEqual({
+      app: String(appId),
+      exp: String(expiresAt),
+      revoked: '1',
+    });
   });
 
   it('does not let company membership stand in for a user owner', async () => {
@@ -87,12 +153,14 @@ describe('user-owned applications', () => {
     await app(appId, { type: 'user', id: userId });
     await key(`k${appId}`, appId, hash);
     await grant(appId, inst);
-    await h.settled();
-    expect(await view(hash)).toEqual({ app: String(appId), exp: '0' });
-    expect(await acl(inst)).toEqual({});
+    await accessSettled([appId]);
+    expect(await keyStatus(hash)).toEqual({ app: String(appId), exp: '0', revoked: '0' });
+    expect(await liveApp(hash)).toBe(appId);
+    expect(await granted(appId, inst)).toBe(false);
+    expect(await h.redis.zcard(h.keys.appView(appId))).toBe(0);
     // The same facts plus a direct membership do grant access.
     await member(userId, inst);
-    await until('membership grants', viewHas(hash, inst));
+    await until('membership grants', reads(hash, inst));
   });
 });
 
@@ -106,34 +174,36 @@ describe('company-owned applications', () => {
     await key(`k2${appId}`, appId, rotated);
     await app(appId, { type: 'company', id: company });
     await upsertInstallation(inst, 'plant', company, now - 10_000);
-    await until('key view', viewHas(hash, inst));
-    await until('rotated key view', viewHas(rotated, inst));
+    await until('the key reads the installation', reads(hash, inst));
+    await until('the second key reads it', reads(rotated, inst));
 
     await upsertInstallation(inst, 'plant renamed', company, now - 9_000);
-    await until('JSON refreshed', viewHas(hash, inst, 'plant renamed'));
+    await until('JSON refreshed', reads(hash, inst, 'plant renamed'));
+    expect(await h.redis.zcard(h.keys.appView(appId))).toBe(1);
 
     await app(appId, { type: 'company', id: company }, false);
-    await until('disabled', async () =>
-      (await h.redis.exists(h.keys.keyView(hash))) === 0 ? true : undefined,
-    );
-    expect(await acl(inst)).toEqual({});
+    await until('disabled', keyRefused(hash));
+    expect(await liveApp(rotated)).toBeNull();
+    expect(await appStatus(appId)).toMatchObject({ enabled: '0', deleted: '0' });
     await app(appId, { type: 'company', id: company }, true);
-    await until('enabled again', viewHas(hash, inst));
+    await until('enabled again', reads(hash, inst, 'plant renamed'));
 
     await upsertInstallation(inst, 'sold', company + 1, now - 8_000);
-    await until('company changed', viewLacks(hash, inst));
-    expect(await acl(inst)).toEqual({});
+    await until('company changed', refused(appId, inst));
+    expect(await liveApp(hash)).toBe(appId);
     await upsertInstallation(inst, 'bought back', company, now - 7_000);
-    await until('company back', viewHas(hash, inst, 'bought back'));
+    await until('company back', reads(hash, inst, 'bought back'));
 
     await h.send(h.config.topics.installations, String(inst), null);
-    await until('installation deleted from views', viewLacks(hash, inst));
-    expect(await view(rotated)).toEqual({ app: String(appId), exp: '0' });
+    await until('installation deleted from the view', refused(appId, inst));
+    expect(await h.redis.zcard(h.keys.appView(appId))).toBe(0);
+    expect(await keyStatus(rotated)).toEqual({ app: String(appId), exp: '0', revoked: '0' });
+    expect(await liveApp(rotated)).toBe(appId);
 
     await h.send(h.config.topics.access, `app:${appId}`, null);
-    await until('app tombstone', async () =>
-      (await h.redis.exists(h.keys.keyView(rotated))) === 0 ? true : undefined,
-    );
+    await until('app tombstone', keyRefused(rotated));
+    expect(await liveApp(hash)).toBeNull();
+    expect(await appStatus(appId)).toMatchObject({ deleted: '1' });
   });
 
   it('dead-letters a fact under the wrong key', async () => {
