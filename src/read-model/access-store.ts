@@ -37,6 +37,7 @@ export interface AccessWork {
 
 /** Pairs derived per chunk: bounds one pass's Redis work and every script's arguments. */
 export const ACCESS_CHUNK = 500;
+const APPS_AT_ONCE = 8;
 
 interface Owner {
   readonly type: OwnerType;
@@ -170,10 +171,18 @@ export function createAccessWork(deps: { conn: RedisClient; keys: ReadModelKeys 
       let derived = 0;
       for (const place of places) {
         const work = k.work(place.topic, place.partition);
-        for (const app of (await conn.smembers(work)).map(Number)) {
-          const done = await chunkOf(app);
-          derived += done;
-          if (done === 0) await settle(app, work);
+        const apps = (await conn.smembers(work)).map(Number);
+        // A few applications at once: many small ones (a batch of memberships) then cost a few
+        // round trips each in parallel, not one after the other.
+        for (let i = 0; i < apps.length; i += APPS_AT_ONCE) {
+          const counts = await Promise.all(
+            apps.slice(i, i + APPS_AT_ONCE).map(async (app) => {
+              const done = await chunkOf(app);
+              if (done === 0) await settle(app, work);
+              return done;
+            }),
+          );
+          for (const n of counts) derived += n;
         }
       }
       return derived;

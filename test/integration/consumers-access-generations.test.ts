@@ -66,7 +66,7 @@ const viewEntries = async (app: number, gen: number, entries: Record<number, str
 };
 const aclOf = (inst: number, app: number) => redis.hget(seed.keys.acl(inst), String(app));
 /** The application's view as getInstallations lists it: JSON in id order. */
-const viewOf = (app: number) => redis.zrange(seed.keys.appView(app), 0, -1);
+const viewOf = (app: number) => redis.zrange(seed.keys.appView(app), '0', '-1');
 const viewVersion = (app: number) => redis.get(appViewVersionKey(seed.keys, app));
 
 describe('an entry write of an earlier generation than the one stored', () => {

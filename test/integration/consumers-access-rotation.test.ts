@@ -110,7 +110,7 @@ it.each([0, 1, 99])(
     expect(await live(seed.keys, newHash)).toBe(true);
     // The application still reads the installation: the new key reads what the old one did.
     expect(await granted()).toBeGreaterThan(0);
-    const view = await redis.zrange(seed.keys.appView(app), id, id, 'BYSCORE');
+    const view = await redis.zrange(seed.keys.appView(app), String(id), String(id), 'BYSCORE');
     expect(view.map((json) => JSON.parse(json))).toMatchObject([{ id, name: record.name }]);
   },
 );

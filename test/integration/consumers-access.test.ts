@@ -47,7 +47,12 @@ async function granted(appId: number, inst: number): Promise<boolean | null> {
 
 /** The installation as the application's view lists it (getInstallations): none or one. */
 async function listed(appId: number, inst: number): Promise<{ id: number; name: string }[]> {
-  const members = await h.redis.zrange(h.keys.appView(appId), inst, inst, 'BYSCORE');
+  const members = await h.redis.zrange(
+    h.keys.appView(appId),
+    String(inst),
+    String(inst),
+    'BYSCORE',
+  );
   return members.map((json) => JSON.parse(json) as { id: number; name: string });
 }
 

@@ -114,7 +114,7 @@ describe.each(CODECS)('%s record batches from the Java producer', (codec) => {
     record(codec, 'telemetry', ms);
   });
 
-  it('access-changes.v1: a new key gets its key view', async () => {
+  it('access-changes.v1: a new key of a new application is live', async () => {
     const app = newId();
     const hash = sha(`itk_codec_${codec}_${app}`);
     java.send(codec, h.config.topics.access, `app:${app}`, {
@@ -132,10 +132,13 @@ describe.each(CODECS)('%s record batches from the Java producer', (codec) => {
       keyHash: hash,
       expiresAt: null,
     });
-    const ms = await visibleAfterAck(
-      'key view',
-      async () => (await h.redis.hget(h.keys.keyView(hash), 'app')) === String(app),
-    );
+    // Live as the API decides it: the key's status names the application, not revoked, and the
+    // application's status is enabled.
+    const ms = await visibleAfterAck('key and application statuses', async () => {
+      const [keyApp, revoked] = await h.redis.hmget(h.keys.keyStatus(hash), 'app', 'revoked');
+      const [enabled, deleted] = await h.redis.hmget(h.keys.appStatus(app), 'enabled', 'deleted');
+      return keyApp === String(app) && revoked === '0' && enabled === '1' && deleted !== '1';
+    });
     record(codec, 'access', ms);
   });
 });
