@@ -8,7 +8,8 @@ export const ERROR_CATALOG = {
   MISSING_PARAMETERS: { status: 400, meaning: '`installationId` is missing' },
   INVALID_PARAMETERS: {
     status: 400,
-    meaning: '`installationId` is not a valid integer (decimals are rejected)',
+    meaning:
+      "`installationId` is not a valid integer (decimals are rejected); beyond.md: `installationIds`, or getInstallations' `limit` or `cursor`, is malformed",
   },
   UNAUTHORIZED: {
     status: 401,
@@ -106,9 +107,12 @@ export const OPERATION_TRANSPORT_ERRORS = {
   ],
 } as const satisfies Record<string, readonly TransportErrorCode[]>;
 
-/** The codes each endpoint may answer, exactly as read-api.md lists them. */
+/**
+ * The codes each endpoint may answer, as read-api.md lists them; getInstallations' 400 only for
+ * beyond.md §7's `limit` and `cursor`, which a client of read-api.md alone never sends.
+ */
 export const ENDPOINT_ERRORS = {
-  getInstallations: ['UNAUTHORIZED', 'DATABASE_ERROR', 'INTERNAL_ERROR'],
+  getInstallations: ['INVALID_PARAMETERS', 'UNAUTHORIZED', 'DATABASE_ERROR', 'INTERNAL_ERROR'],
   getInstallationDevices: [
     'MISSING_PARAMETERS',
     'INVALID_PARAMETERS',

@@ -82,6 +82,8 @@ const ENDPOINTS: ReadonlyArray<{
 const PAGE_PARAMETERS = {
   limit: {
     type: 'integer',
+    minimum: 1,
+    maximum: MAX_PAGE_LIMIT,
     description: `1 to ${MAX_PAGE_LIMIT}: one page of at most this many installations, with \`nextCursor\` when more follow. Without it the whole list (streamed past ${MAX_PAGE_LIMIT} installations, then without ETag).`,
   },
   cursor: {
@@ -290,12 +292,12 @@ function operations(e: (typeof ENDPOINTS)[number]): Json {
   head.parameters = get.parameters = conditionalHeaders;
   post.parameters = headerParameters(['Accept-Encoding']);
   if (e.name === 'getInstallations') {
-    const query = Object.entries(PAGE_PARAMETERS).map(([name, { type, description }]) => ({
+    const query = Object.entries(PAGE_PARAMETERS).map(([name, { description, ...schema }]) => ({
       name,
       in: 'query',
       required: false,
       description,
-      schema: { type },
+      schema,
     }));
     head.parameters = get.parameters = [...query, ...conditionalHeaders];
     post.requestBody = {

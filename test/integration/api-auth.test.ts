@@ -103,8 +103,9 @@ describe('API authentication', () => {
   });
 
   it('stops a per-installation read as soon as the key or its access ends, each way it can', async () => {
-    // The script's acl entry alone proves the key live on the success path: every way a key
-    // stops working must take that entry away with the key view.
+    // A key is judged from its status and its application's, kept in memory while the API
+    // hears the access channel: every way a key stops working must reach them (401), every way
+    // its application's access ends must reach the installation's acl entry (404).
     const devices = '/getInstallationDevices?installationId=101';
     const flow = '/getInstallationCurrentEnergyFlow?installationId=101';
     const statuses = async (apiKey: string) =>
