@@ -115,22 +115,25 @@ export function createTopicRunners(deps: TopicRunnersDeps): TopicRunners {
     metrics,
     logger,
   });
-  const installationsRunner: TopicRunner = runner(
+  // The access worker takes up the recorded work of whatever partitions these two own.
+  const recordingRunner = (
+    topic: string,
+    role: string,
+    projector: Projector,
+    conn: RedisClient,
+  ) => {
+    const r: TopicRunner = runner(topic, role, projector, [conn], 1, () =>
+      accessWorker.assigned(topic, r.assignment()),
+    );
+    return r;
+  };
+  const installationsRunner = recordingRunner(
     config.topics.installations,
     'installations',
     installations,
-    [installationsConn],
-    1,
-    () => accessWorker.assigned(config.topics.installations, installationsRunner.assignment()),
+    installationsConn,
   );
-  const accessRunner: TopicRunner = runner(
-    config.topics.access,
-    'access',
-    access,
-    [accessConn],
-    1,
-    () => accessWorker.assigned(config.topics.access, accessRunner.assignment()),
-  );
+  const accessRunner = recordingRunner(config.topics.access, 'access', access, accessConn);
   return {
     runners: [
       installationsRunner,

@@ -56,6 +56,8 @@ export function createKeyAccess(deps: {
   const listeners: Array<(what: string) => void> = [];
   // Bumped by every announcement and every loss of the channel: a read begun before is not kept.
   let era = 0;
+  // Bumped by every loss of the channel: a subscription confirmed on an older one means nothing.
+  let connections = 0;
   let hearing = false;
   let closed = false;
 
@@ -70,6 +72,7 @@ export function createKeyAccess(deps: {
   });
   const lost = () => {
     era++;
+    connections++;
     hearing = false;
     keyRecords.clear();
     appLive.clear();
@@ -77,10 +80,10 @@ export function createKeyAccess(deps: {
   };
   sub.on('close', lost);
   sub.on('ready', () => {
-    const at = era;
+    const at = connections;
     sub.subscribe(channel).then(
       () => {
-        if (era === at && !closed) hearing = true;
+        if (connections === at && !closed) hearing = true;
       },
       () => undefined,
     );

@@ -16,8 +16,8 @@ import { slotRouter } from './slot-router.js';
 import type { ViewCache } from './view-cache.js';
 
 // The near-cache: per installation, what the per-installation scripts read (the acl entries of
-// the applications whose keys read it here, the stored flow with its validUntil, the devices hash), in a
-// bounded LRU. An entry exists only while its installation's change channel is held, and was
+// the applications whose keys read it here, the stored flow with its validUntil, the devices
+// hash), in a bounded LRU. An entry exists only while its installation's change channel is held, and was
 // read only after that subscription was confirmed; any announcement empties it, and a read that
 // raced one is not kept. An emptied entry keeps its place and its channel, so the next read is
 // kept at once: a busy installation costs the API one message per write, not an unsubscribe, a

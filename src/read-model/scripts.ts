@@ -61,7 +61,7 @@ export type ScriptedPipeline = ChainableCommander & {
   ): ChainableCommander;
   /** write-acl-entry-2.lua: acl, change channel; applicationId, generation, '1' or '0'. */
   writeAclEntry(k1: string, k2: string, app: Arg, gen: Arg, allowed: Arg): ChainableCommander;
-  /** write-view-entries-3.lua: view, its generations, its version; generation, then id, JSON pairs. */
+  /** write-view-entries-3.lua: view, its generations, its version; generation, id, JSON, … */
   writeViewEntries(k1: string, k2: string, k3: string, argv: readonly Arg[]): ChainableCommander;
   /** write-status-1.lua: the status record; channel, message, then field, value pairs. */
   writeStatus(key: string, ...argv: Arg[]): ChainableCommander;

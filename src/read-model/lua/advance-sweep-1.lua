@@ -6,5 +6,9 @@
   Returns 1 when moved, 0 when restarted meanwhile.
 ]]
 if redis.call('HGET', KEYS[1], 'seq') ~= ARGV[1] then return 0 end
-if ARGV[2] == '0' then redis.call('DEL', KEYS[1]) else redis.call('HSET', KEYS[1], 'cursor', ARGV[2]) end
+if ARGV[2] == '0' then
+  redis.call('DEL', KEYS[1])
+else
+  redis.call('HSET', KEYS[1], 'cursor', ARGV[2])
+end
 return 1
