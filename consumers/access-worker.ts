@@ -1,9 +1,10 @@
 import type { Logger } from 'pino';
 import type { AccessWork, WorkPlace } from '../src/read-model/access-store.js';
 import type { ConsumerMetrics } from './metrics.js';
+import type { Projector } from './runner.js';
 
 // Derives the access entries that the batches of this process's partitions recorded
-// (src/read-model/access-store.ts), one chunk per application in turn, beside the batches: a
+// (src/read-model/access-store.ts), one chunk per application in turn, behind the batches: a
 // large application's build or owner change never holds up another application's facts, and a
 // key's revocation (a status, written by its batch) never waits for any of it. Work recorded
 // under a partition is resumed by whoever owns it next, after a crash or a rebalance.
@@ -13,11 +14,17 @@ export interface AccessWorker {
   assigned(topic: string, partitions: readonly number[]): void;
   /** A batch recorded work. */
   kick(): void;
+  /** `projector` whose batches go first: while one runs, the worker waits (a while at most). */
+  yieldingTo(projector: Projector): Projector;
   stop(): Promise<void>;
 }
 
 // Work recorded by a former owner is found within this, even without a kick.
 const IDLE_POLL_MS = 1_000;
+// While batches run the worker waits up to this per chunk: a burst of facts (a revocation
+// among them) gets the core first, and derivation still advances under a steady stream.
+const MAX_YIELD_MS = 100;
+const YIELD_POLL_MS = 5;
 
 export function createAccessWorker(deps: {
   work: AccessWork;
@@ -30,6 +37,13 @@ export function createAccessWorker(deps: {
   let stopped = false;
   let wake: (() => void) | null = null;
   let kicked = false;
+  let batchesRunning = 0;
+
+  async function afterBatches(): Promise<void> {
+    const until = performance.now() + MAX_YIELD_MS;
+    while (batchesRunning > 0 && !stopped && performance.now() < until)
+      await new Promise((resolve) => setTimeout(resolve, YIELD_POLL_MS));
+  }
 
   const sleep = (ms: number) =>
     new Promise<void>((resolve) => {
@@ -54,6 +68,7 @@ export function createAccessWorker(deps: {
       for (const [topic, partitions] of places)
         for (const partition of partitions) list.push({ topic, partition });
       try {
+        await afterBatches();
         const derived = await deps.work.workOnce(list);
         deps.metrics.accessEntriesDerived.inc(derived);
         delayMs = 100;
@@ -74,6 +89,18 @@ export function createAccessWorker(deps: {
     kick() {
       if (wake) wake();
       else kicked = true;
+    },
+    yieldingTo(projector) {
+      return {
+        async project(batch) {
+          batchesRunning++;
+          try {
+            return await projector.project(batch);
+          } finally {
+            batchesRunning--;
+          }
+        },
+      };
     },
     async stop() {
       stopped = true;

@@ -59,6 +59,10 @@ export interface TopicRunners {
   disconnect(): void;
 }
 
+// Batches of the installations and access topics projected at once (their default partition
+// count): a revocation on one partition never waits for another partition's batch of grants.
+const FACT_PARTITIONS_AT_ONCE = 3;
+
 type RunnerFor = (
   topic: string,
   role: string,
@@ -122,7 +126,8 @@ export function createTopicRunners(deps: TopicRunnersDeps): TopicRunners {
     projector: Projector,
     conn: RedisClient,
   ) => {
-    const r: TopicRunner = runner(topic, role, projector, [conn], 1, () =>
+    const first = accessWorker.yieldingTo(projector);
+    const r: TopicRunner = runner(topic, role, first, [conn], FACT_PARTITIONS_AT_ONCE, () =>
       accessWorker.assigned(topic, r.assignment()),
     );
     return r;

@@ -114,8 +114,15 @@ export function createAccessFactStore(deps: {
   }
 
   return {
-    async applyAll(events) {
+    async applyAll(batchEvents) {
       const effects = noEffects();
+      // Keys and applications first: facts of different identities commute (their derivations
+      // read every current fact), so a revocation never waits for the batch's grants; each
+      // fact's own messages keep their order.
+      const events = [
+        ...batchEvents.filter(isStatusFact),
+        ...batchEvents.filter((e) => !isStatusFact(e)),
+      ];
       // Grants and memberships of consecutive messages share a pipeline; a fact that reads
       // before it writes flushes it first, so log order holds for every fact.
       let batch = scriptedPipeline(conn);
@@ -132,11 +139,10 @@ export function createAccessFactStore(deps: {
           case 'grant.added':
           case 'grant.removed': {
             const { applicationId: app, installationId: id } = event;
-            if (event.type === 'grant.added') {
-              batch.sadd(k.appGrants(app), id).sadd(k.installationGrants(id), app);
-            } else {
-              batch.srem(k.appGrants(app), id).srem(k.installationGrants(id), app);
-            }
+            // The installation's side (which applications to tell of its upserts) is kept by
+            // the pair's derivation (access-store.ts): one command per grant here.
+            if (event.type === 'grant.added') batch.sadd(k.appGrants(app), id);
+            else batch.srem(k.appGrants(app), id);
             addPair(effects, app, id);
             break;
           }
@@ -177,3 +183,7 @@ export function createAccessFactStore(deps: {
     },
   };
 }
+
+/** A fact a key's or an application's status copies. */
+const isStatusFact = (e: AccessEvent): boolean =>
+  e.type.startsWith('apiKey.') || e.type.startsWith('application.');

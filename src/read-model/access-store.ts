@@ -49,31 +49,34 @@ export function createAccessWork(deps: { conn: RedisClient; keys: ReadModelKeys 
   const conn = withScripts(deps.conn);
   const k = accessFactKeys(keys);
 
-  async function ownerOf(app: number): Promise<Owner | null> {
-    const [type, id] = await conn.hmget(k.app(app), 'ownerType', 'ownerId');
-    return type && id ? { type: type as OwnerType, id: Number(id) } : null;
-  }
-
   /** Derives and writes the entries of (app, id) for each id, at generation `gen`. */
-  async function derive(app: number, ids: readonly number[], gen: number): Promise<void> {
+  async function derive(
+    app: number,
+    owner: Owner | null,
+    ids: readonly number[],
+    gen: number,
+  ): Promise<void> {
     if (ids.length === 0) return;
-    const owner = await ownerOf(app);
+    const facts = scriptedPipeline(conn);
+    facts.smismember(k.appGrants(app), ...ids);
+    if (owner?.type === 'user') facts.smismember(k.userInstallations(owner.id), ...ids);
+    const [granted, members = null] = (await execOrThrow(facts)) as [number[], number[]?];
+    // Each installation's list of the applications granted it, before its record is read, in
+    // its slot and in this order: an upsert after the list changed re-records the pair; one
+    // before it is what the read below sees.
     const reads = scriptedPipeline(conn);
-    reads.smismember(k.appGrants(app), ...ids);
-    if (owner?.type === 'user') reads.smismember(k.userInstallations(owner.id), ...ids);
-    for (const id of ids) {
+    ids.forEach((id, i) => {
+      if (granted[i] === 1) reads.sadd(k.installationGrants(id), app);
+      else reads.srem(k.installationGrants(id), app);
       reads.get(keys.installation(id));
       reads.hget(keys.installationMeta(id), 'companyId');
-    }
+    });
     const replies = await execOrThrow(reads);
-    const granted = replies[0] as number[];
-    const members = owner?.type === 'user' ? (replies[1] as number[]) : null;
-    const first = members === null ? 1 : 2;
     const writes = scriptedPipeline(conn);
     const view: Array<string | number> = [gen];
     ids.forEach((id, i) => {
-      const json = replies[first + 2 * i] as string | null;
-      const company = replies[first + 2 * i + 1] as string | null;
+      const json = replies[3 * i + 1] as string | null;
+      const company = replies[3 * i + 2] as string | null;
       const allowed =
         owner !== null &&
         json !== null &&
@@ -98,8 +101,19 @@ export function createAccessWork(deps: { conn: RedisClient; keys: ReadModelKeys 
 
   /** One chunk of the application's sweep, else of its pending pairs; the entries derived. */
   async function chunkOf(app: number): Promise<number> {
-    const [seq, cursor] = await conn.hmget(k.appSweep(app), 'seq', 'cursor');
-    const gen = await conn.incr(k.appGeneration(app));
+    // One round trip, all in the application's slot and in this order: the generation is taken
+    // before any fact is read.
+    const [gen, sweep, owner, pending] = (await execOrThrow(
+      conn
+        .multi()
+        .incr(k.appGeneration(app))
+        .hmget(k.appSweep(app), 'seq', 'cursor')
+        .hmget(k.app(app), 'ownerType', 'ownerId')
+        .zrange(k.appPending(app), '0', String(ACCESS_CHUNK - 1), 'WITHSCORES'),
+    )) as [number, [string | null, string | null], [string | null, string | null], string[]];
+    const [seq, cursor] = sweep;
+    const facts =
+      owner[0] && owner[1] ? { type: owner[0] as OwnerType, id: Number(owner[1]) } : null;
     if (seq) {
       const [next, members] = await conn.sscan(
         k.appGrants(app),
@@ -108,20 +122,14 @@ export function createAccessWork(deps: { conn: RedisClient; keys: ReadModelKeys 
         ACCESS_CHUNK,
       );
       const ids = members.map(Number);
-      await derive(app, ids, gen);
+      await derive(app, facts, ids, gen);
       await conn.advanceSweep(k.appSweep(app), seq, next);
       // A sweep whose last chunk was empty still counts as work done.
       return Math.max(ids.length, 1);
     }
-    const pending = await conn.zrange(
-      k.appPending(app),
-      '0',
-      String(ACCESS_CHUNK - 1),
-      'WITHSCORES',
-    );
     const ids: number[] = [];
     for (let i = 0; i < pending.length; i += 2) ids.push(Number(pending[i]));
-    await derive(app, ids, gen);
+    await derive(app, facts, ids, gen);
     if (pending.length > 0) await conn.completePairs(k.appPending(app), ...pending);
     return ids.length;
   }
