@@ -107,11 +107,7 @@ try {
   const consumers = startChild({
     name: 'consumers',
     script: 'consumers/main.ts',
-    env: {
-      ...env,
-      CONSUMER_HEALTH_PORT: String(PORT + 1),
-      ...(process.env.PROF ? { NODE_OPTIONS: '--cpu-prof --cpu-prof-dir=/tmp/prof' } : {}),
-    },
+    env: { ...env, CONSUMER_HEALTH_PORT: String(PORT + 1) },
   });
   const api = startChild({
     name: 'api',
