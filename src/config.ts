@@ -75,6 +75,7 @@ const envSchema = z.object({
   API_QUOTA_REQUESTS_PER_MINUTE: z.coerce.number().int().min(0).default(0), // 0: quotas off
   API_NEAR_CACHE_ENTRIES: z.coerce.number().int().min(0).default(10_000), // 0: near-cache off
   API_NEAR_CACHE_MAX_AGE_MS: positiveInt.default(60_000),
+  API_NEAR_CACHE_MAX_BYTES: positiveInt.default(256 * 1024 * 1024), // 256 MiB
   // Per API process: half the connections, so streams never hold them all.
   API_STREAMS_MAX: z.coerce.number().int().min(0).default(2_048),
   API_STREAMS_PER_KEY: positiveInt.default(256), // per API process
@@ -158,6 +159,8 @@ export interface Config {
     readonly nearCacheEntries: number;
     /** An entry older than this is re-read even without an announcement. */
     readonly nearCacheMaxAgeMs: number;
+    /** Bytes the near-cache's entries hold at most, approximately. */
+    readonly nearCacheMaxBytes: number;
     /** Open Server-Sent Events streams per API process; over it, TOO_MANY_STREAMS. */
     readonly maxStreams: number;
     /** Open streams per key, per application and per client in this process; over it, 429. */
@@ -245,6 +248,7 @@ export function loadConfig(env: Env = process.env): Config {
       quotaRequestsPerMinute: e.API_QUOTA_REQUESTS_PER_MINUTE,
       nearCacheEntries: e.API_NEAR_CACHE_ENTRIES,
       nearCacheMaxAgeMs: e.API_NEAR_CACHE_MAX_AGE_MS,
+      nearCacheMaxBytes: e.API_NEAR_CACHE_MAX_BYTES,
       maxStreams: e.API_STREAMS_MAX,
       streamsPerKey: e.API_STREAMS_PER_KEY,
       streamsPerApplication: e.API_STREAMS_PER_APPLICATION,

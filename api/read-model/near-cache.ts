@@ -5,12 +5,14 @@ import {
   type Access,
   type ApiReader,
   type Memo,
+  type Read,
   type StoredDevices,
   type StoredFlow,
   UNAUTHORIZED,
 } from './api-reader.js';
 import { flowScriptKeys } from './api-scripts.js';
 import type { ChangeSubscriber } from './change-subscriber.js';
+import { createFrequencySketch } from './frequency-sketch.js';
 import type { KeyAccess, KeyGrant } from './key-access.js';
 import { slotRouter } from './slot-router.js';
 import type { ViewCache } from './view-cache.js';
@@ -61,6 +63,18 @@ export interface NearCache {
   /** The installation as the key may read it now: cached, or read (and cached when it can be). */
   read(keyHash: string, id: number, nowMs: number): Promise<Access<InstallationRead>>;
   /**
+   * Whether the key's miss on `id` is best read through `read`: its entry was emptied by an
+   * announcement, its channel is still held, and it was read for the key's application, so
+   * that one read refills it. Otherwise a miss is answered by the read the request needs, then
+   * `consider`ed: what another application's key does never depends on what is cached here.
+   */
+  covers(keyHash: string, id: number, nowMs: number): boolean;
+  /**
+   * After a miss the key's read answered: keeps the installation (off the request's path) if
+   * it is asked for more often than the entry it would evict (TinyLFU admission).
+   */
+  consider(keyHash: string, id: number, nowMs: number): void;
+  /**
    * The snapshot of a hit, without a promise; undefined when `read` must go to Redis.
    * `monotonicMs`: performance.now(), which a caller peeking many ids may read once.
    */
@@ -72,10 +86,22 @@ export interface NearCache {
 interface Entry {
   /** Null once an announcement emptied it: its channel is still held. */
   readonly snapshot: Snapshot | null;
+  /**
+   * The applications it was last read for (kept when emptied): only their keys refill it with
+   * one read; any other key's miss takes the path of an installation not cached at all.
+   */
+  readonly readFor: ReadonlySet<number>;
   readonly filledAt: number;
+  /** What the snapshot holds, approximately (its stored bytes and a fixed overhead). */
+  readonly bytes: number;
 }
 
-const EMPTIED: Entry = { snapshot: null, filledAt: 0 };
+// Beyond the stored bytes: the entry, its maps and the memo's objects, roughly.
+const ENTRY_OVERHEAD_BYTES = 400;
+// Installations newly kept per second at most: each costs a subscription, a read and, at the
+// bound, another's unsubscription. A fleet polled wider than the cache is refused by the
+// admission above all; this bounds the rest (a shift of the hot set).
+const WARMS_PER_SECOND = 500;
 
 export function createNearCache(deps: {
   redis: RedisClient;
@@ -85,6 +111,8 @@ export function createNearCache(deps: {
   entries: number;
   /** Re-read an entry this old even if no announcement came (a bound on any missed one). */
   maxAgeMs: number;
+  /** Bytes the entries hold at most (approximately), least recently used out first. */
+  maxBytes: number;
   /** Judges the key, as the uncached reader does. */
   access: KeyAccess;
 }): NearCache {
@@ -92,18 +120,53 @@ export function createNearCache(deps: {
   const { keys, subscriber } = deps;
   // Map order is insertion order: re-inserting on a hit makes the first key the least recent.
   const lru = new Map<number, Entry>();
+  const sketch = createFrequencySketch(deps.entries);
+  let bytes = 0;
+  let warmTokens = WARMS_PER_SECOND;
+  let tokensAt = performance.now();
 
   function drop(id: number): void {
-    if (lru.delete(id)) subscriber.release(id);
+    const entry = lru.get(id);
+    if (entry === undefined) return;
+    bytes -= entry.bytes;
+    lru.delete(id);
+    subscriber.release(id);
   }
   // Map.set on a present key keeps its place in the LRU order.
   subscriber.on('change', (id) => {
-    if (lru.has(id)) lru.set(id, EMPTIED);
+    const entry = lru.get(id);
+    if (entry === undefined) return;
+    bytes -= entry.bytes;
+    lru.set(id, { snapshot: null, readFor: entry.readFor, filledAt: 0, bytes: 0 });
   });
   subscriber.on('reset', () => {
     for (const id of lru.keys()) subscriber.release(id);
     lru.clear();
+    bytes = 0;
   });
+
+  /** TinyLFU: a candidate is kept while there is room, else only over the entry it evicts. */
+  function admits(id: number): boolean {
+    if (deps.entries === 0 || lru.has(id)) return false;
+    const frequency = sketch.frequency(id);
+    // Asked for once lately: most likely never again (a sweep, a one-off).
+    if (frequency < 2) return false;
+    if (lru.size < deps.entries && bytes < deps.maxBytes) return true;
+    const victim = lru.keys().next().value as number;
+    return frequency > sketch.frequency(victim);
+  }
+
+  function takeWarmToken(): boolean {
+    const now = performance.now();
+    warmTokens = Math.min(
+      WARMS_PER_SECOND,
+      warmTokens + ((now - tokensAt) * WARMS_PER_SECOND) / 1000,
+    );
+    tokensAt = now;
+    if (warmTokens < 1) return false;
+    warmTokens--;
+    return true;
+  }
 
   async function fill(app: number, id: number, nowMs: number): Promise<Snapshot | null> {
     const read = flowScriptKeys(keys, id);
@@ -152,13 +215,19 @@ export function createNearCache(deps: {
       // Both were read with no announcement since: the other applications' grants still hold.
       for (const app of old.snapshot.grants) snapshot.grants.add(app);
     }
-    if (old) lru.delete(id);
-    else void subscriber.hold(id);
-    lru.set(id, { snapshot, filledAt: performance.now() });
-    if (lru.size > deps.entries) drop(lru.keys().next().value as number);
+    if (old) {
+      bytes -= old.bytes;
+      lru.delete(id);
+    } else void subscriber.hold(id);
+    const size = sizeOf(snapshot);
+    lru.set(id, { snapshot, readFor: snapshot.grants, filledAt: performance.now(), bytes: size });
+    bytes += size;
+    while (lru.size > deps.entries || (bytes > deps.maxBytes && lru.size > 1))
+      drop(lru.keys().next().value as number);
   }
 
   function hit(app: number, id: number, monotonicMs = performance.now()): Snapshot | undefined {
+    sketch.increment(id);
     const entry = lru.get(id);
     if (!entry?.snapshot) return undefined;
     if (!entry.snapshot.grants.has(app)) return undefined;
@@ -175,6 +244,17 @@ export function createNearCache(deps: {
     clear() {
       for (const id of lru.keys()) subscriber.release(id);
       lru.clear();
+      bytes = 0;
+    },
+    covers(keyHash, id, nowMs) {
+      const grant = deps.access.peek(keyHash, nowMs);
+      return (
+        grant != null && lru.get(id)?.readFor.has(grant.app) === true && subscriber.confirmed(id)
+      );
+    },
+    consider(keyHash, id, nowMs) {
+      const grant = deps.access.peek(keyHash, nowMs);
+      if (grant && admits(id) && takeWarmToken()) warm(grant.app, id, nowMs);
     },
     peek(keyHash, id, nowMs, monotonicMs) {
       const grant = deps.access.peek(keyHash, nowMs);
@@ -201,13 +281,33 @@ export function createNearCache(deps: {
     const snapshot = await fill(grant.app, id, nowMs);
     if (snapshot === null) return ABSENT;
     if (covered && subscriber.unchanged(id, stamp)) keep(id, snapshot);
-    else if (deps.entries > 0) warm(grant.app, id, nowMs);
+    else if (admits(id) && takeWarmToken()) warm(grant.app, id, nowMs);
     return { kind: 'ok', value: { keyExpiresAtMs, snapshot } };
   }
 }
 
-/** The reads of `base` served through the caches: devices and flow here, views there. */
+/**
+ * The reads of `base` served through the caches: devices and flow here, views there. A miss is
+ * answered by `base`'s own read for the request (a flow by the flow script), one read and no
+ * more, unless the near-cache holds the installation's channel already (then its one read
+ * refills the entry); the near-cache then decides whether to keep the installation.
+ */
 export function cachedReader(base: ApiReader, cache: NearCache, views: ViewCache): ApiReader {
+  function miss<T>(
+    keyHash: string,
+    id: number,
+    nowMs: number,
+    read: Read<T>,
+  ): Access<T> | Promise<Access<T>> {
+    if (read instanceof Promise) {
+      return read.then((r) => {
+        if (r.kind === 'ok') cache.consider(keyHash, id, nowMs);
+        return r;
+      });
+    }
+    if (read.kind === 'ok') cache.consider(keyHash, id, nowMs);
+    return read;
+  }
   return {
     keyLive: base.keyLive,
     installations: views.installations,
@@ -215,6 +315,8 @@ export function cachedReader(base: ApiReader, cache: NearCache, views: ViewCache
     devices(keyHash, id, nowMs) {
       const snapshot = cache.peek(keyHash, id, nowMs);
       if (snapshot !== undefined) return snapshot.devicesRead;
+      if (!cache.covers(keyHash, id, nowMs))
+        return miss(keyHash, id, nowMs, base.devices(keyHash, id, nowMs));
       return cache
         .read(keyHash, id, nowMs)
         .then((r) => (r.kind === 'ok' ? r.value.snapshot.devicesRead : r));
@@ -239,6 +341,8 @@ export function cachedReader(base: ApiReader, cache: NearCache, views: ViewCache
     flow(keyHash, id, nowMs) {
       const snapshot = cache.peek(keyHash, id, nowMs);
       if (snapshot !== undefined) return flowReadOf(snapshot, nowMs);
+      if (!cache.covers(keyHash, id, nowMs))
+        return miss(keyHash, id, nowMs, base.flow(keyHash, id, nowMs));
       return cache
         .read(keyHash, id, nowMs)
         .then((r) => (r.kind === 'ok' ? flowReadOf(r.value.snapshot, nowMs) : r));
@@ -263,4 +367,11 @@ export function storedFlowOf(snapshot: Snapshot, nowMs: number): StoredFlow {
     devices: snapshot.devices.map(String),
     memo: snapshot.memo,
   };
+}
+
+/** The bytes a snapshot keeps, roughly: its stored values and a fixed overhead. */
+function sizeOf(snapshot: Snapshot): number {
+  let size = ENTRY_OVERHEAD_BYTES + snapshot.flowData.length;
+  for (const b of snapshot.devices) size += b.length;
+  return size;
 }

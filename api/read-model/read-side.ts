@@ -45,6 +45,7 @@ export function createReadSide(deps: {
     subscriber,
     entries: api.nearCacheEntries,
     maxAgeMs: api.nearCacheMaxAgeMs,
+    maxBytes: api.nearCacheMaxBytes,
     access,
   });
   const streams = createFlowStreams({
