@@ -17,6 +17,8 @@ import {
 // getInstallations: keys of their own granted 200 installations each (~27 KB bodies, as in
 // bench/RESULTS.md's read table); it reads the key view every time (no cache), the baseline
 // answers the same body per key. Every server gets the key header, the baseline ignores it.
+// Beside them, issue 38's miss baseline: a bare server answering the same stored bytes with one
+// Redis read per request (bench/servers/one-read-server.ts), R in the alternation.
 // Standalone, on its own Redis prefix, which it drops:
 //   npx tsx bench/cases/near-cache-reads.ts [--seconds 6] [--alternations 3] [--connections 64]
 //     [--only getInstallationCurrentEnergyFlow]
@@ -75,6 +77,13 @@ try {
     }
   }
   const baseline = await bench.baseline(18297, bodies);
+  const oneRead = await bench.oneRead(
+    18298,
+    Object.fromEntries([
+      ...keys.map((k, a) => [k, a + 1] as const),
+      ...listKeys.map((k, a) => [k, 100 + a] as const),
+    ]),
+  );
 
   const at = (endpoint: string) => (id: number) =>
     endpoint === 'getInstallations'
@@ -85,7 +94,7 @@ try {
   // pays for filling it. Random pairs left ~1 in 8 cold, which the first endpoint paid.
   for (const endpoint of endpoints) {
     const list = keysOf(endpoint);
-    for (const server of [baseline, on, off]) {
+    for (const server of [baseline, oneRead, on, off]) {
       let n = 0;
       await cannon(
         server.origin,
@@ -103,7 +112,7 @@ try {
     }
   }
   console.log(
-    `load ${loadAverage()}; ${INSTALLATIONS} installations x ${APPS} keys, ${LOAD.connections} connections, ${LOAD.seconds} s x ${LOAD.alternations}, B ON OFF alternating`,
+    `load ${loadAverage()}; ${INSTALLATIONS} installations x ${APPS} keys, ${LOAD.connections} connections, ${LOAD.seconds} s x ${LOAD.alternations}, B R ON OFF alternating`,
   );
   const targets = {
     getInstallationCurrentEnergyFlow: 0.85,
@@ -115,6 +124,7 @@ try {
   for (const endpoint of measured) {
     const runs = await LOAD.alternate({
       b: () => load(baseline, at(endpoint), keysOf(endpoint)),
+      r: () => load(oneRead, at(endpoint), keysOf(endpoint)),
       on: () => load(on, at(endpoint), keysOf(endpoint)),
       off: () => load(off, at(endpoint), keysOf(endpoint)),
     });
@@ -122,6 +132,10 @@ try {
     const b = m(runs.b, (r) => r.rps);
     const c = m(runs.on, (r) => r.rps);
     const o = m(runs.off, (r) => r.rps);
+    const r1 = m(runs.r, (r) => r.rps);
+    console.log(
+      `${endpoint} 200 against one Redis read per request (${r1.toFixed(0)} req/s, ${m(runs.r, (r) => r.cpuUs).toFixed(0)} µs, p99 ${m(runs.r, (r) => r.p99)} ms): near-cache ${(c / r1).toFixed(2)}x, uncached ${(o / r1).toFixed(2)}x (issue 38: misses >= 0.8x, getInstallations uncached >= 0.5x)`,
+    );
     console.log(
       `${endpoint} 200: near-cache ${c.toFixed(0)} req/s = ${(c / b).toFixed(2)}x baseline (target >= ${targets[endpoint]}x); uncached ${o.toFixed(0)} req/s = ${(o / b).toFixed(2)}x; baseline ${b.toFixed(0)} req/s. API CPU/request ${m(runs.on, (r) => r.cpuUs).toFixed(0)} µs cached, ${m(runs.off, (r) => r.cpuUs).toFixed(0)} µs uncached, baseline ${m(runs.b, (r) => r.cpuUs).toFixed(0)} µs; p99 ${m(runs.on, (r) => r.p99)} / ${m(runs.off, (r) => r.p99)} / ${m(runs.b, (r) => r.p99)} ms  [runs on ${rpsList(runs.on)} | off ${rpsList(runs.off)} | base ${rpsList(runs.b)}]`,
     );

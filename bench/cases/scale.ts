@@ -4,12 +4,14 @@ import { type BenchContext, runLoad, type Server, startApi } from '../lib/contex
 import { printRow, type Row } from '../lib/report.js';
 import { dropPrefix, usedMemory, waitForQuietRedis } from '../lib/stack.js';
 import { spread } from '../lib/stats.js';
-import type { Endpoint } from '../load/load-spec.js';
+import type { Endpoint, Pattern } from '../load/load-spec.js';
 import { writeReadModel } from '../workload/direct-write.js';
 import { createWorkload } from '../workload/plan.js';
 
 // Read throughput against read models of 1k, 100k and 1M devices, written straight into Redis
-// (not through Kafka, to bound setup time), and Redis memory per device of each.
+// (not through Kafka, to bound setup time), and Redis memory per device of each. Each size is
+// read in three patterns (uniform, round-robin over the whole fleet, Zipf 0.99), by the API on
+// its defaults and by one with the near-cache off, alternating (issue 38).
 
 const ENDPOINT: Endpoint = 'getInstallationCurrentEnergyFlow';
 const AVERAGE_DEVICES = 10.5; // 1-20 per installation, uniform
@@ -17,9 +19,14 @@ const AVERAGE_DEVICES = 10.5; // 1-20 per installation, uniform
 interface Dataset {
   readonly devices: number;
   readonly prefix: string;
-  readonly api: Server;
+  /** The API on its defaults, and with the near-cache off. */
+  readonly on: Server;
+  readonly off: Server;
   readonly pairsFile: string;
 }
+
+const PATTERNS: readonly Pattern[] = ['uniform', 'round-robin', 'zipf'];
+type Side = 'on' | 'off';
 
 export async function scaleCases(ctx: BenchContext): Promise<void> {
   const datasets: Dataset[] = [];
@@ -41,63 +48,91 @@ export async function scaleCases(ctx: BenchContext): Promise<void> {
       unit: 'bytes',
       candidate: (after - before) / w.deviceCount,
       target: '<= 1,536 bytes',
-      note: `delta ${((after - before) / 1048576).toFixed(1)} MiB incl. installations, flows, acl, keyViews; built in ${buildS.toFixed(1)} s`,
+      note: `delta ${((after - before) / 1048576).toFixed(1)} MiB incl. installations, flows, acl, application views; built in ${buildS.toFixed(1)} s`,
     };
     ctx.rows.push(row);
     printRow(row);
     const pairsFile = join(ctx.dir, `pairs-s${target}.json`);
     writeFileSync(pairsFile, JSON.stringify(w.pairs));
-    const api = await startApi(ctx, `api-s${target}`, prefix);
-    datasets.push({ devices: w.deviceCount, prefix, api, pairsFile });
+    const on = await startApi(ctx, `api-s${target}`, prefix);
+    const off = await startApi(ctx, `api-s${target}-off`, prefix, [], {
+      API_NEAR_CACHE_ENTRIES: '0',
+    });
+    datasets.push({ devices: w.deviceCount, prefix, on, off, pairsFile });
   }
   await waitForQuietRedis(ctx.redis);
-  for (const d of datasets) {
-    await runLoad(
+  const run = (d: Dataset, side: Side, pattern: Pattern, durationS: number) =>
+    runLoad(
       ctx,
       'closed',
-      { origin: d.api.origin, endpoint: ENDPOINT, pairsFile: d.pairsFile, durationS: 2 },
-      {},
+      { origin: d[side].origin, endpoint: ENDPOINT, pairsFile: d.pairsFile, durationS, pattern },
+      { api: d[side].child.pid },
     );
-  }
-  const results = new Map<number, { rps: number[]; p99: number[] }>();
+  // Warm-up: JIT and script caches, on both sides.
+  for (const d of datasets)
+    for (const side of ['on', 'off'] as const) await run(d, side, 'uniform', 2);
+  // dataset -> pattern -> side -> runs
+  const results = new Map<number, Map<Pattern, Record<Side, { rps: number[]; p99: number[] }>>>();
   for (let i = 0; i < ctx.opts.alternations; i++) {
-    for (const d of datasets) {
-      const m = await runLoad(
-        ctx,
-        'closed',
-        {
-          origin: d.api.origin,
-          endpoint: ENDPOINT,
-          pairsFile: d.pairsFile,
-          durationS: ctx.opts.caseSeconds,
-        },
-        { api: d.api.child.pid },
-      );
-      if (m.result.non2xx > 0) ctx.notes.push(`scale ${d.devices}: ${m.result.non2xx} non-2xx`);
-      const r = results.get(d.devices) ?? { rps: [], p99: [] };
-      r.rps.push(m.result.rps);
-      r.p99.push(m.result.p99);
-      results.set(d.devices, r);
+    for (const pattern of PATTERNS) {
+      for (const d of datasets) {
+        for (const side of ['on', 'off'] as const) {
+          const m = await run(d, side, pattern, ctx.opts.caseSeconds);
+          if (m.result.non2xx > 0)
+            ctx.notes.push(`scale ${d.devices} ${pattern} ${side}: ${m.result.non2xx} non-2xx`);
+          const byPattern = results.get(d.devices) ?? new Map();
+          results.set(d.devices, byPattern);
+          const cell = byPattern.get(pattern) ?? {
+            on: { rps: [], p99: [] },
+            off: { rps: [], p99: [] },
+          };
+          byPattern.set(pattern, cell);
+          cell[side].rps.push(m.result.rps);
+          cell[side].p99.push(m.result.p99);
+        }
+      }
     }
   }
   const smallest = datasets[0] as Dataset;
-  const reference = spread(results.get(smallest.devices)?.rps ?? []);
-  for (const d of datasets) {
-    const r = results.get(d.devices) ?? { rps: [], p99: [] };
-    const rps = spread(r.rps);
-    const row: Row = {
-      section: 'scale',
-      name: `${ENDPOINT} req/s at ${d.devices.toLocaleString('en-US')} devices (ratio to ${smallest.devices.toLocaleString('en-US')})`,
-      unit: 'req/s',
-      candidate: rps,
-      baseline: reference,
-      ratio: rps.median / reference.median,
-      target: d === smallest ? undefined : '>= 0.9x',
-      note: `p99 ${spread(r.p99).median.toFixed(2)} ms`,
-    };
-    ctx.rows.push(row);
-    printRow(row);
+  for (const pattern of PATTERNS) {
+    const reference = spread(results.get(smallest.devices)?.get(pattern)?.on.rps ?? []);
+    for (const d of datasets) {
+      const cell = results.get(d.devices)?.get(pattern);
+      if (!cell) continue;
+      const on = spread(cell.on.rps);
+      const off = spread(cell.off.rps);
+      const size = `${d.devices.toLocaleString('en-US')} devices`;
+      const rows: Row[] = [
+        {
+          section: 'scale',
+          name: `${ENDPOINT} req/s at ${size}, ${pattern} (ratio to ${smallest.devices.toLocaleString('en-US')})`,
+          unit: 'req/s',
+          candidate: on,
+          baseline: reference,
+          ratio: on.median / reference.median,
+          target: d === smallest ? undefined : '>= 0.9x',
+          note: `p99 ${spread(cell.on.p99).median.toFixed(2)} ms`,
+        },
+        {
+          section: 'scale',
+          name: `${ENDPOINT} req/s at ${size}, ${pattern}: defaults against the near-cache off`,
+          unit: 'req/s',
+          candidate: on,
+          baseline: off,
+          ratio: on.median / off.median,
+          target: '>= 0.95x',
+          note: `p99 ${spread(cell.on.p99).median.toFixed(2)} / ${spread(cell.off.p99).median.toFixed(2)} ms`,
+        },
+      ];
+      for (const row of rows) {
+        ctx.rows.push(row);
+        printRow(row);
+      }
+    }
   }
-  for (const d of datasets) await d.api.child.stop();
+  for (const d of datasets) {
+    await d.on.child.stop();
+    await d.off.child.stop();
+  }
   for (const d of datasets) await dropPrefix(ctx.redis, d.prefix);
 }

@@ -33,6 +33,11 @@ export interface Standalone {
   api(port: number, env?: Record<string, string>, script?: string): Promise<Target>;
   /** bench/servers/baseline-server.ts answering `bodies`; resolves once /healthz answers. */
   baseline(port: number, bodies: Bodies): Promise<Target>;
+  /**
+   * bench/servers/one-read-server.ts on the prefix: the same stored bytes with one Redis read
+   * per request (the miss baseline of issue 38); `applications`: API key -> application.
+   */
+  oneRead(port: number, applications: Record<string, number>): Promise<Target>;
   /** Stops the children, drops the prefix, disconnects. */
   close(): Promise<void>;
 }
@@ -88,6 +93,17 @@ export function standalone(name: string, options: { clusterNodes?: string } = {}
         'bench/servers/baseline-server.ts',
         port,
         [file, String(port), BASE_PATH],
+        {},
+      );
+    },
+    oneRead(port, applications) {
+      const file = join(tmpdir(), `${prefix.replace(/[:]/g, '-')}applications.json`);
+      writeFileSync(file, JSON.stringify(applications));
+      return start(
+        'one-read-server',
+        'bench/servers/one-read-server.ts',
+        port,
+        [REDIS_URL, prefix, file, String(port), BASE_PATH],
         {},
       );
     },

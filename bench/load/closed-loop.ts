@@ -2,10 +2,10 @@ import type { EventEmitter } from 'node:events';
 import { writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { Samples, summarizeLatencies } from '../lib/stats.js';
-import { type LoadResult, pathOf, readSpec } from './load-spec.js';
+import { type LoadResult, pairPicker, pathOf, readSpec } from './load-spec.js';
 
-// Closed loop: autocannon with N connections, each request a uniformly random (key,
-// installation) pair. Latencies are taken from autocannon's per-response timing (sub-ms), not
+// Closed loop: autocannon with N connections, each request a (key, installation) pair picked
+// by the spec's pattern (uniformly random by default). Latencies are taken from autocannon's per-response timing (sub-ms), not
 // its whole-ms histogram. Usage: closed-loop.ts <spec.json> <result.json>
 
 interface AutocannonResult {
@@ -22,6 +22,7 @@ const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
 const [specFile, outFile] = process.argv.slice(2) as [string, string];
 const { spec, pairs } = readSpec(specFile);
 const samples = new Samples();
+const pick = pairPicker(spec.pattern ?? 'uniform', pairs.length);
 
 const instance = autocannon({
   url: spec.origin,
@@ -31,7 +32,7 @@ const instance = autocannon({
     {
       method: 'GET',
       setupRequest: (request: Record<string, unknown>) => {
-        const pair = pairs[Math.floor(Math.random() * pairs.length)] as (typeof pairs)[number];
+        const pair = pairs[pick()] as (typeof pairs)[number];
         request.path = pathOf(spec, pair);
         request.headers = { 'api-key': pair[0] };
         return request;

@@ -16,6 +16,41 @@ export interface LoadSpec {
   readonly durationS: number;
   /** Open loop only: requests per second, scheduled at fixed intervals. */
   readonly rate?: number;
+  /** Closed loop: which pair each request takes (default `uniform`). */
+  readonly pattern?: Pattern;
+}
+
+/**
+ * `uniform`: a random pair each time; `round-robin`: the pairs in turn, the whole list over
+ * and over (an LRU's worst case); `zipf`: the i-th pair with probability ∝ 1/i^0.99 (a hot set).
+ */
+export type Pattern = 'uniform' | 'round-robin' | 'zipf';
+
+/** A picker of pair indexes by `pattern`. */
+export function pairPicker(pattern: Pattern, count: number): () => number {
+  if (pattern === 'round-robin') {
+    let next = 0;
+    return () => next++ % count;
+  }
+  if (pattern === 'uniform') return () => Math.floor(Math.random() * count);
+  // Zipf: a cumulative table once, then a binary search per pick.
+  const cumulative = new Float64Array(count);
+  let total = 0;
+  for (let i = 0; i < count; i++) {
+    total += 1 / (i + 1) ** 0.99;
+    cumulative[i] = total;
+  }
+  return () => {
+    const u = Math.random() * total;
+    let lo = 0;
+    let hi = count - 1;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if ((cumulative[mid] as number) < u) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  };
 }
 
 export interface LoadResult {
