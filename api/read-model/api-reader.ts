@@ -33,6 +33,8 @@ export interface StoredFlow {
 }
 
 export interface StoredInstallations {
+  /** The key's application, whose view this is a page of. */
+  readonly app: number;
   /** Ascending by id. */
   readonly installations: StoredInstallation[];
   /** More installations follow the last one (the page was full). */
@@ -89,6 +91,11 @@ export interface ApiReader {
     nowMs: number,
     page: PageRequest,
   ): Promise<Access<StoredInstallations>>;
+  /**
+   * A further page of an application's view, for an answer whose key was judged at its start
+   * (a streamed list is one answer, as a single read is).
+   */
+  viewPage(app: number, page: PageRequest): Promise<StoredInstallations>;
   devices(keyHash: string, id: number, nowMs: number): Read<StoredDevices>;
   flow(keyHash: string, id: number, nowMs: number): Read<StoredFlow>;
   /** `flow` of each id, in order: one one-slot command per installation, never a cross-slot one. */
@@ -159,11 +166,15 @@ export function createApiReader(
     async installations(keyHash, nowMs, page) {
       const grant = await access.resolve(keyHash, nowMs);
       if (grant === null) return UNAUTHORIZED;
+      return { kind: 'ok', value: await this.viewPage(grant.app, page) };
+    },
+
+    async viewPage(app, page) {
       const { installations, more } = parseViewPage(
-        await readViewPage(sendTo, keys, grant.app, page),
+        await readViewPage(sendTo, keys, app, page),
         page.limit,
       );
-      return { kind: 'ok', value: { installations, more, memo: null } };
+      return { app, installations, more, memo: null };
     },
 
     devices(keyHash, id, nowMs) {

@@ -311,6 +311,7 @@ export function cachedReader(base: ApiReader, cache: NearCache, views: ViewCache
   return {
     keyLive: base.keyLive,
     installations: views.installations,
+    viewPage: views.viewPage,
     // A hit answers without a promise: the route then answers in the same turn.
     devices(keyHash, id, nowMs) {
       const snapshot = cache.peek(keyHash, id, nowMs);

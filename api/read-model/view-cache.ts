@@ -25,6 +25,7 @@ export interface ViewCache {
     nowMs: number,
     page: PageRequest,
   ): Promise<Access<StoredInstallations>>;
+  viewPage(app: number, page: PageRequest): Promise<StoredInstallations>;
   readonly size: number;
   /** Forgets every page (the read model was rebuilt underneath). */
   clear(): void;
@@ -71,7 +72,7 @@ export function createViewCache(deps: {
       await readViewPage(sendTo, keys, app, page),
       page.limit,
     );
-    const read = { installations, more, memo: { body: null } };
+    const read = { app, installations, more, memo: { body: null } };
     // A view never written has no version: nothing to check it by, read every time.
     if (version !== '' && begun === era) {
       lru.delete(id);
@@ -79,6 +80,14 @@ export function createViewCache(deps: {
       if (lru.size > deps.entries) lru.delete(lru.keys().next().value as string);
     }
     return read;
+  }
+
+  async function viewPage(app: number, page: PageRequest): Promise<StoredInstallations> {
+    const { installations, more } = parseViewPage(
+      await readViewPage(sendTo, keys, app, page),
+      page.limit,
+    );
+    return { app, installations, more, memo: null };
   }
 
   return {
@@ -89,16 +98,11 @@ export function createViewCache(deps: {
       era++;
       lru.clear();
     },
+    viewPage,
     async installations(keyHash, nowMs, page) {
       const grant = await access.resolve(keyHash, nowMs);
       if (grant === null) return UNAUTHORIZED;
-      if (page.afterId !== null) {
-        const { installations, more } = parseViewPage(
-          await readViewPage(sendTo, keys, grant.app, page),
-          page.limit,
-        );
-        return { kind: 'ok', value: { installations, more, memo: null } };
-      }
+      if (page.afterId !== null) return { kind: 'ok', value: await viewPage(grant.app, page) };
       const id = `${grant.app}:${page.limit}`;
       const entry = lru.get(id);
       if (entry === undefined) return { kind: 'ok', value: await fill(id, grant.app, page) };

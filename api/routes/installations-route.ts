@@ -1,4 +1,4 @@
-import { Readable } from 'node:stream';
+import { pipeline, Readable } from 'node:stream';
 import { createBrotliCompress, createGzip } from 'node:zlib';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { authenticatedKeyHash } from '../auth/authenticate.js';
@@ -32,7 +32,7 @@ export function registerInstallationsRoute(app: FastifyInstance, ctx: RouteConte
       if (result.kind !== 'ok') return sendError(reply, 'UNAUTHORIZED');
       const { installations, more, memo } = result.value;
       if (params.page === null && more) {
-        return streamAll(ctx, request, reply, keyHash, nowMs, installations);
+        return streamAll(ctx, request, reply, keyHash, result.value.app, installations);
       }
       const last = installations[installations.length - 1];
       const next = params.page !== null && more && last ? cursorAfter(last.id) : null;
@@ -50,40 +50,36 @@ async function streamAll(
   request: FastifyRequest,
   reply: FastifyReply,
   keyHash: string,
-  nowMs: number,
+  app: number,
   first: readonly StoredInstallation[],
 ): Promise<FastifyReply> {
   const refused = await chargeStream(ctx, reply, keyHash);
   if (refused) return refused;
   const { reader } = ctx;
+  // The key was judged once, before the first page: the list is one answer, as a single read is.
   async function* pages() {
     yield installationsStream.open;
     yield installationsStream.items(first, true);
     let last = first[first.length - 1] as StoredInstallation;
     for (;;) {
-      const next = await reader.installations(keyHash, nowMs, {
+      const { installations, more } = await reader.viewPage(app, {
         afterId: last.id,
         limit: MAX_PAGE_LIMIT,
       });
-      // Revoked between two pages: the answer ends there, unfinished, as a failed read does.
-      if (next.kind !== 'ok') throw new Error('key refused while its list was streamed');
-      const { installations, more } = next.value;
       if (installations.length > 0) yield installationsStream.items(installations, false);
       if (!more || installations.length === 0) break;
       last = installations[installations.length - 1] as StoredInstallation;
     }
     yield installationsStream.close;
   }
-  const body = Readable.from(pages(), { objectMode: false });
-  // A failure after the headers cannot become an error envelope: the connection is cut, so the
-  // client sees an incomplete body, never a complete-looking wrong one.
-  body.on('error', (error) => {
-    request.log.error({ err: { name: error.name, message: error.message } }, 'stream failed');
-    request.raw.socket?.destroy();
-  });
   reply.headers(API_HEADERS).header('vary', 'Accept-Encoding').type(JSON_TYPE);
   const coding = chooseCoding(request.headers['accept-encoding']);
+  // A failure after the headers cannot become an error envelope: Fastify destroys the response
+  // (pipeline carries a failed read to the coder), so the client sees an incomplete body, never
+  // a complete-looking wrong one.
+  const body = Readable.from(pages(), { objectMode: false });
   if (coding === null) return reply.send(body);
   reply.header('content-encoding', coding);
-  return reply.send(body.pipe(coding === 'br' ? createBrotliCompress() : createGzip()));
+  const coder = coding === 'br' ? createBrotliCompress() : createGzip();
+  return reply.send(pipeline(body, coder, () => undefined));
 }

@@ -112,7 +112,7 @@ export function createAccessWork(deps: { conn: RedisClient; keys: ReadModelKeys 
         .zrange(k.appPending(app), '0', String(ACCESS_CHUNK - 1), 'WITHSCORES'),
     )) as [number, [string | null, string | null], [string | null, string | null], string[]];
     const [seq, cursor] = sweep;
-    const facts =
+    const current =
       owner[0] && owner[1] ? { type: owner[0] as OwnerType, id: Number(owner[1]) } : null;
     if (seq) {
       const [next, members] = await conn.sscan(
@@ -122,20 +122,22 @@ export function createAccessWork(deps: { conn: RedisClient; keys: ReadModelKeys 
         ACCESS_CHUNK,
       );
       const ids = members.map(Number);
-      await derive(app, facts, ids, gen);
+      await derive(app, current, ids, gen);
       await conn.advanceSweep(k.appSweep(app), seq, next);
       // A sweep whose last chunk was empty still counts as work done.
       return Math.max(ids.length, 1);
     }
     const ids: number[] = [];
     for (let i = 0; i < pending.length; i += 2) ids.push(Number(pending[i]));
-    await derive(app, facts, ids, gen);
+    await derive(app, current, ids, gen);
     if (pending.length > 0) await conn.completePairs(k.appPending(app), ...pending);
     return ids.length;
   }
 
-  /** Takes the application off the place's work once it has none; the recheck after it
-   * closes the race with a `record` in between. */
+  /**
+   * Takes the application off the place's work once it has none; the recheck after it closes
+   * the race with a `record` in between.
+   */
   async function settle(app: number, work: string): Promise<void> {
     await conn.srem(work, app);
     const [pending, sweep] = await Promise.all([
