@@ -99,9 +99,14 @@ interface Entry {
 // Beyond the stored bytes: the entry, its maps and the memo's objects, roughly.
 const ENTRY_OVERHEAD_BYTES = 400;
 // Installations newly kept per second at most: each costs a subscription, a read and, at the
-// bound, another's unsubscription. A fleet polled wider than the cache is refused by the
-// admission above all; this bounds the rest (a shift of the hot set).
-const WARMS_PER_SECOND = 500;
+// bound, another's unsubscription. The rate adapts between these bounds to what the admitted
+// entries are worth: an entry evicted before its first hit halves it, a first hit raises it by
+// a step (AIMD). So polling that never comes back to what it kept (a round-robin wider than the
+// cache) soon keeps almost nothing, while a hot set that shifts is taken up at once.
+const MAX_WARMS_PER_SECOND = 500;
+const MIN_WARMS_PER_SECOND = 2;
+const WARM_RATE_STEP = 10;
+const MIN_FREQUENCY = 3;
 
 export function createNearCache(deps: {
   redis: RedisClient;
@@ -122,12 +127,16 @@ export function createNearCache(deps: {
   const lru = new Map<number, Entry>();
   const sketch = createFrequencySketch(deps.entries);
   let bytes = 0;
-  let warmTokens = WARMS_PER_SECOND;
+  let warmRate = MAX_WARMS_PER_SECOND;
+  let warmTokens = MAX_WARMS_PER_SECOND;
   let tokensAt = performance.now();
+  // Installations the admission kept that no request has hit yet.
+  const unproven = new Set<number>();
 
   function drop(id: number): void {
     const entry = lru.get(id);
     if (entry === undefined) return;
+    if (unproven.delete(id)) warmRate = Math.max(MIN_WARMS_PER_SECOND, warmRate / 2);
     bytes -= entry.bytes;
     lru.delete(id);
     subscriber.release(id);
@@ -142,6 +151,7 @@ export function createNearCache(deps: {
   subscriber.on('reset', () => {
     for (const id of lru.keys()) subscriber.release(id);
     lru.clear();
+    unproven.clear();
     bytes = 0;
   });
 
@@ -149,8 +159,10 @@ export function createNearCache(deps: {
   function admits(id: number): boolean {
     if (deps.entries === 0 || lru.has(id)) return false;
     const frequency = sketch.frequency(id);
-    // Asked for once lately: most likely never again (a sweep, a one-off).
-    if (frequency < 2) return false;
+    // Keeping costs a subscription and a read of the whole snapshot (several reads' worth):
+    // an installation asked for less than thrice lately would not repay it (a sweep, a poll
+    // wider than the cache).
+    if (frequency < MIN_FREQUENCY) return false;
     if (lru.size < deps.entries && bytes < deps.maxBytes) return true;
     const victim = lru.keys().next().value as number;
     return frequency > sketch.frequency(victim);
@@ -158,10 +170,7 @@ export function createNearCache(deps: {
 
   function takeWarmToken(): boolean {
     const now = performance.now();
-    warmTokens = Math.min(
-      WARMS_PER_SECOND,
-      warmTokens + ((now - tokensAt) * WARMS_PER_SECOND) / 1000,
-    );
+    warmTokens = Math.min(warmRate, warmTokens + ((now - tokensAt) * warmRate) / 1000);
     tokensAt = now;
     if (warmTokens < 1) return false;
     warmTokens--;
@@ -201,7 +210,10 @@ export function createNearCache(deps: {
         if (!(await subscriber.hold(id))) return;
         const stamp = subscriber.stamp(id);
         const snapshot = await fill(app, id, nowMs);
-        if (snapshot !== null && subscriber.unchanged(id, stamp)) keep(id, snapshot);
+        if (snapshot !== null && subscriber.unchanged(id, stamp)) {
+          keep(id, snapshot);
+          unproven.add(id);
+        }
       } finally {
         subscriber.release(id);
         warming.delete(id);
@@ -232,6 +244,8 @@ export function createNearCache(deps: {
     if (!entry?.snapshot) return undefined;
     if (!entry.snapshot.grants.has(app)) return undefined;
     if (monotonicMs - entry.filledAt >= deps.maxAgeMs) return undefined;
+    if (unproven.size > 0 && unproven.delete(id))
+      warmRate = Math.min(MAX_WARMS_PER_SECOND, warmRate + WARM_RATE_STEP);
     lru.delete(id);
     lru.set(id, entry);
     return entry.snapshot;
@@ -244,6 +258,7 @@ export function createNearCache(deps: {
     clear() {
       for (const id of lru.keys()) subscriber.release(id);
       lru.clear();
+      unproven.clear();
       bytes = 0;
     },
     covers(keyHash, id, nowMs) {
@@ -254,7 +269,12 @@ export function createNearCache(deps: {
     },
     consider(keyHash, id, nowMs) {
       const grant = deps.access.peek(keyHash, nowMs);
-      if (grant && admits(id) && takeWarmToken()) warm(grant.app, id, nowMs);
+      if (!grant) return;
+      // Kept already, but not for this application: read it for this one too (its grant is
+      // then merged into the entry's), else the admission decides.
+      const entry = lru.get(id);
+      const wanted = entry === undefined ? admits(id) : !entry.readFor.has(grant.app);
+      if (wanted && takeWarmToken()) warm(grant.app, id, nowMs);
     },
     peek(keyHash, id, nowMs, monotonicMs) {
       const grant = deps.access.peek(keyHash, nowMs);

@@ -7,7 +7,7 @@ import { device, installation, newApiKey } from '../support-api/fixtures.js';
 
 // Issue 38: the near-cache never costs more than no cache. A miss is answered by the one read
 // the request needs (the flow script for a flow), with no subscription; an installation is kept
-// only once it is asked for again, and, when the cache is full, only if it is asked for more
+// only once it is asked for a few times, and, when the cache is full, only if it is asked for more
 // often than the entry it would evict (TinyLFU), so polling a fleet wider than the cache
 // subscribes (almost) nothing; and the cache holds no more bytes than it is given.
 
@@ -71,7 +71,7 @@ describe('API near-cache admission', () => {
     expect((await get(id)).statusCode).toBe(200);
   });
 
-  it('keeps an installation asked for again, then serves it from memory', async () => {
+  it('keeps an installation asked for a few times, then serves it from memory', async () => {
     for (const id of hot) await kept(id);
   });
 
