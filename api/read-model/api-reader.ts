@@ -169,13 +169,7 @@ export function createApiReader(
       return { kind: 'ok', value: await this.viewPage(grant.app, page) };
     },
 
-    async viewPage(app, page) {
-      const { installations, more } = parseViewPage(
-        await readViewPage(sendTo, keys, app, page),
-        page.limit,
-      );
-      return { app, installations, more, memo: null };
-    },
+    viewPage: (app, page) => readPage(sendTo, keys, app, page),
 
     devices(keyHash, id, nowMs) {
       return withGrant(access, keyHash, nowMs, (g) => devicesOf(g.app, id, nowMs));
@@ -209,6 +203,18 @@ export function readViewPage(
       page.limit + 1,
     ),
   );
+}
+
+/** One page of an application's view, read without keeping it. */
+export async function readPage(
+  sendTo: ReturnType<typeof slotRouter>,
+  keys: ReadModelKeys,
+  app: number,
+  page: PageRequest,
+): Promise<StoredInstallations> {
+  const flat = await readViewPage(sendTo, keys, app, page);
+  const { installations, more } = parseViewPage(flat, page.limit);
+  return { app, installations, more, memo: null };
 }
 
 /** A page from the script's flat reply (version first, then JSON, id pairs). */

@@ -1,9 +1,10 @@
 import { appViewVersionKey, type ReadModelKeys } from '../../src/read-model/keys.js';
 import type { RedisClient } from '../../src/read-model/redis-connection.js';
 import {
-  type Access,
+  type ApiReader,
   type PageRequest,
   parseViewPage,
+  readPage,
   readViewPage,
   type StoredInstallations,
   UNAUTHORIZED,
@@ -19,13 +20,7 @@ import { writeBatcher } from './write-batching.js';
 // keeps both. The key is judged per request before, as the uncached read does, so a refused key
 // never reaches what is kept here. Later pages (a cursor) are read every time.
 
-export interface ViewCache {
-  installations(
-    keyHash: string,
-    nowMs: number,
-    page: PageRequest,
-  ): Promise<Access<StoredInstallations>>;
-  viewPage(app: number, page: PageRequest): Promise<StoredInstallations>;
+export interface ViewCache extends Pick<ApiReader, 'installations' | 'viewPage'> {
   readonly size: number;
   /** Forgets every page (the read model was rebuilt underneath). */
   clear(): void;
@@ -82,13 +77,7 @@ export function createViewCache(deps: {
     return read;
   }
 
-  async function viewPage(app: number, page: PageRequest): Promise<StoredInstallations> {
-    const { installations, more } = parseViewPage(
-      await readViewPage(sendTo, keys, app, page),
-      page.limit,
-    );
-    return { app, installations, more, memo: null };
-  }
+  const viewPage = (app: number, page: PageRequest) => readPage(sendTo, keys, app, page);
 
   return {
     get size() {
