@@ -102,6 +102,12 @@ export interface ApiReader {
   flows(keyHash: string, ids: readonly number[], nowMs: number): Promise<Access<StoredFlow>[]>;
 }
 
+/** The per-installation reads for an application whose key was already judged. */
+export interface AppReads {
+  flowOf(app: number, id: number, nowMs: number): Promise<Access<StoredFlow>>;
+  devicesOf(app: number, id: number, nowMs: number): Promise<Access<StoredDevices>>;
+}
+
 export const UNAUTHORIZED = { kind: 'unauthorized' } as const;
 export const ABSENT = { kind: 'absent' } as const;
 
@@ -125,7 +131,7 @@ export function createApiReader(
   connection: RedisClient,
   keys: ReadModelKeys,
   access: KeyAccess,
-): ApiReader {
+): ApiReader & AppReads {
   const sendTo = slotRouter(connection);
   // Only reads with small replies share socket writes: batching the large ones (devices, views)
   // measured slower, their replies then arrive in one burst instead of as they are ready.
@@ -170,6 +176,9 @@ export function createApiReader(
     },
 
     viewPage: (app, page) => readPage(sendTo, keys, app, page),
+
+    flowOf,
+    devicesOf,
 
     devices(keyHash, id, nowMs) {
       return withGrant(access, keyHash, nowMs, (g) => devicesOf(g.app, id, nowMs));

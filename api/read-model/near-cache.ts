@@ -4,11 +4,12 @@ import {
   ABSENT,
   type Access,
   type ApiReader,
+  type AppReads,
   type Memo,
-  type Read,
   type StoredDevices,
   type StoredFlow,
   UNAUTHORIZED,
+  withGrant,
 } from './api-reader.js';
 import { flowScriptKeys } from './api-scripts.js';
 import type { ChangeSubscriber } from './change-subscriber.js';
@@ -62,23 +63,26 @@ export interface InstallationRead {
 export interface NearCache {
   /** The installation as the key may read it now: cached, or read (and cached when it can be). */
   read(keyHash: string, id: number, nowMs: number): Promise<Access<InstallationRead>>;
+  /** `read` for a key already judged: its grant. */
+  readGranted(grant: KeyGrant, id: number, nowMs: number): Promise<Access<InstallationRead>>;
   /**
-   * Whether the key's miss on `id` is best read through `read`: its entry was emptied by an
-   * announcement, its channel is still held, and it was read for the key's application, so
-   * that one read refills it. Otherwise a miss is answered by the read the request needs, then
-   * `consider`ed: what another application's key does never depends on what is cached here.
+   * Whether the application's miss on `id` is best read through `readGranted`: its entry was
+   * emptied by an announcement, its channel is still held, and it was read for the
+   * application, so that one read refills it. Otherwise a miss is answered by the read the
+   * request needs, then `consider`ed: what another application's key does never depends on
+   * what is cached here.
    */
-  covers(keyHash: string, id: number, nowMs: number): boolean;
+  covers(app: number, id: number): boolean;
   /**
    * After a miss the key's read answered: keeps the installation (off the request's path) if
    * it is asked for more often than the entry it would evict (TinyLFU admission).
    */
-  consider(keyHash: string, id: number, nowMs: number): void;
+  consider(grant: KeyGrant, id: number, nowMs: number): void;
   /**
-   * The snapshot of a hit, without a promise; undefined when `read` must go to Redis.
-   * `monotonicMs`: performance.now(), which a caller peeking many ids may read once.
+   * The snapshot of a hit for the application, without a promise; undefined when it must be
+   * read. `monotonicMs`: performance.now(), which a caller peeking many ids may read once.
    */
-  peek(keyHash: string, id: number, nowMs: number, monotonicMs?: number): Snapshot | undefined;
+  peek(app: number, id: number, monotonicMs?: number): Snapshot | undefined;
   readonly size: number;
   clear(): void;
 }
@@ -261,25 +265,18 @@ export function createNearCache(deps: {
       unproven.clear();
       bytes = 0;
     },
-    covers(keyHash, id, nowMs) {
-      const grant = deps.access.peek(keyHash, nowMs);
-      return (
-        grant != null && lru.get(id)?.readFor.has(grant.app) === true && subscriber.confirmed(id)
-      );
+    covers(app, id) {
+      return lru.get(id)?.readFor.has(app) === true && subscriber.confirmed(id);
     },
-    consider(keyHash, id, nowMs) {
-      const grant = deps.access.peek(keyHash, nowMs);
-      if (!grant) return;
+    consider(grant, id, nowMs) {
       // Kept already, but not for this application: read it for this one too (its grant is
       // then merged into the entry's), else the admission decides.
       const entry = lru.get(id);
       const wanted = entry === undefined ? admits(id) : !entry.readFor.has(grant.app);
       if (wanted && takeWarmToken()) warm(grant.app, id, nowMs);
     },
-    peek(keyHash, id, nowMs, monotonicMs) {
-      const grant = deps.access.peek(keyHash, nowMs);
-      return grant ? hit(grant.app, id, monotonicMs) : undefined;
-    },
+    peek: hit,
+    readGranted,
     async read(keyHash, id, nowMs) {
       const grant = await deps.access.resolve(keyHash, nowMs);
       if (grant === null) return UNAUTHORIZED;
@@ -307,26 +304,36 @@ export function createNearCache(deps: {
 }
 
 /**
- * The reads of `base` served through the caches: devices and flow here, views there. A miss is
- * answered by `base`'s own read for the request (a flow by the flow script), one read and no
- * more, unless the near-cache holds the installation's channel already (then its one read
- * refills the entry); the near-cache then decides whether to keep the installation.
+ * The reads of `base` served through the caches: devices and flow here, views there. The key
+ * is judged once per request (from memory, see key-access.ts). A miss is answered by `base`'s
+ * own read for the request (a flow by the flow script), one read and no more, unless the
+ * near-cache holds the installation's channel already (then its one read refills the entry);
+ * the near-cache then decides whether to keep the installation.
  */
-export function cachedReader(base: ApiReader, cache: NearCache, views: ViewCache): ApiReader {
-  function miss<T>(
-    keyHash: string,
+export function cachedReader(
+  base: ApiReader & AppReads,
+  access: KeyAccess,
+  cache: NearCache,
+  views: ViewCache,
+): ApiReader {
+  async function miss<T>(
+    grant: KeyGrant,
     id: number,
     nowMs: number,
-    read: Read<T>,
-  ): Access<T> | Promise<Access<T>> {
-    if (read instanceof Promise) {
-      return read.then((r) => {
-        if (r.kind === 'ok') cache.consider(keyHash, id, nowMs);
-        return r;
-      });
-    }
-    if (read.kind === 'ok') cache.consider(keyHash, id, nowMs);
-    return read;
+    read: Promise<Access<T>>,
+  ): Promise<Access<T>> {
+    const result = await read;
+    if (result.kind === 'ok') cache.consider(grant, id, nowMs);
+    return result;
+  }
+  function flowOf(grant: KeyGrant, id: number, nowMs: number, monotonicMs?: number) {
+    const snapshot = cache.peek(grant.app, id, monotonicMs);
+    if (snapshot !== undefined) return flowReadOf(snapshot, nowMs);
+    if (!cache.covers(grant.app, id))
+      return miss(grant, id, nowMs, base.flowOf(grant.app, id, nowMs));
+    return cache
+      .readGranted(grant, id, nowMs)
+      .then((r) => (r.kind === 'ok' ? flowReadOf(r.value.snapshot, nowMs) : r));
   }
   return {
     keyLive: base.keyLive,
@@ -334,39 +341,32 @@ export function cachedReader(base: ApiReader, cache: NearCache, views: ViewCache
     viewPage: views.viewPage,
     // A hit answers without a promise: the route then answers in the same turn.
     devices(keyHash, id, nowMs) {
-      const snapshot = cache.peek(keyHash, id, nowMs);
-      if (snapshot !== undefined) return snapshot.devicesRead;
-      if (!cache.covers(keyHash, id, nowMs))
-        return miss(keyHash, id, nowMs, base.devices(keyHash, id, nowMs));
-      return cache
-        .read(keyHash, id, nowMs)
-        .then((r) => (r.kind === 'ok' ? r.value.snapshot.devicesRead : r));
+      return withGrant(access, keyHash, nowMs, (grant) => {
+        const snapshot = cache.peek(grant.app, id);
+        if (snapshot !== undefined) return snapshot.devicesRead;
+        if (!cache.covers(grant.app, id))
+          return miss(grant, id, nowMs, base.devicesOf(grant.app, id, nowMs));
+        return cache
+          .readGranted(grant, id, nowMs)
+          .then((r) => (r.kind === 'ok' ? r.value.snapshot.devicesRead : r));
+      });
     },
     async flows(keyHash, ids, nowMs) {
+      const grant = access.peek(keyHash, nowMs) ?? (await access.resolve(keyHash, nowMs));
+      if (grant === null) return ids.map(() => UNAUTHORIZED);
       // Hits from memory without a promise or an object each; misses as single reads, issued
       // together.
       const out: Array<Access<StoredFlow> | Promise<Access<StoredFlow>>> = new Array(ids.length);
       let misses = false;
       const monotonicMs = performance.now();
       for (let i = 0; i < ids.length; i++) {
-        const snapshot = cache.peek(keyHash, ids[i] as number, nowMs, monotonicMs);
-        if (snapshot !== undefined) {
-          out[i] = flowReadOf(snapshot, nowMs);
-        } else {
-          out[i] = this.flow(keyHash, ids[i] as number, nowMs);
-          misses = true;
-        }
+        out[i] = flowOf(grant, ids[i] as number, nowMs, monotonicMs);
+        if (out[i] instanceof Promise) misses = true;
       }
       return misses ? Promise.all(out) : (out as Access<StoredFlow>[]);
     },
     flow(keyHash, id, nowMs) {
-      const snapshot = cache.peek(keyHash, id, nowMs);
-      if (snapshot !== undefined) return flowReadOf(snapshot, nowMs);
-      if (!cache.covers(keyHash, id, nowMs))
-        return miss(keyHash, id, nowMs, base.flow(keyHash, id, nowMs));
-      return cache
-        .read(keyHash, id, nowMs)
-        .then((r) => (r.kind === 'ok' ? flowReadOf(r.value.snapshot, nowMs) : r));
+      return withGrant(access, keyHash, nowMs, (grant) => flowOf(grant, id, nowMs));
     },
   };
 }

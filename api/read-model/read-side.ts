@@ -70,7 +70,7 @@ export function createReadSide(deps: {
     },
   });
   return {
-    reader: api.nearCacheEntries === 0 ? base : cachedReader(base, cache, views),
+    reader: api.nearCacheEntries === 0 ? base : cachedReader(base, access, cache, views),
     access,
     cache,
     streams,
