@@ -16,11 +16,25 @@
   Returns { 1, new revision } when applied; { 0, stored revision } on a revision mismatch;
   { -1, field } when a stored record is newer.
 ]]
+-- Runs `command key list[from..to]` in calls of at most CHUNK values (even: field, value pairs
+-- stay together): Lua's unpack stops near 8,000 values, and an installation may change more
+-- devices than that in one batch. Returns the replies, concatenated.
+local CHUNK = 1000
+local function chunked(command, key, list, from, to)
+  local replies = {}
+  for first = from, to, CHUNK do
+    local reply = redis.call(command, key, unpack(list, first, math.min(first + CHUNK - 1, to)))
+    if type(reply) == 'table' then
+      for i = 1, #reply do replies[#replies + 1] = reply[i] end
+    end
+  end
+  return replies
+end
 local expected = tonumber(ARGV[1])
 local n = tonumber(ARGV[4])
 local fields = { '#rev' }
 for i = 0, n - 1 do fields[i + 2] = ARGV[5 + 2 * i] end
-local stored = redis.call('HMGET', KEYS[2], unpack(fields))
+local stored = chunked('HMGET', KEYS[2], fields, 1, #fields)
 if (tonumber(stored[1]) or 0) ~= expected then return { 0, stored[1] or '0' } end
 -- The second part of '<firstMs>;<lastMs>' (an earlier release may have written a third part).
 local function lastOf(times)
@@ -43,17 +57,17 @@ end
 local rev = expected + 1
 local times = { '#rev', rev }
 if n > 0 then
-  redis.call('HSET', KEYS[1], unpack(ARGV, 5, 4 + 2 * n))
+  chunked('HSET', KEYS[1], ARGV, 5, 4 + 2 * n)
   for i = 0, n - 1 do
     times[#times + 1] = fields[i + 2]
     times[#times + 1] = ARGV[firstTimes + i]
   end
 end
-redis.call('HSET', KEYS[2], unpack(times))
+chunked('HSET', KEYS[2], times, 1, #times)
 local firstDeleted = 5 + n * 3
 if #ARGV >= firstDeleted then
-  redis.call('HDEL', KEYS[1], unpack(ARGV, firstDeleted))
-  redis.call('HDEL', KEYS[2], unpack(ARGV, firstDeleted))
+  chunked('HDEL', KEYS[1], ARGV, firstDeleted, #ARGV)
+  chunked('HDEL', KEYS[2], ARGV, firstDeleted, #ARGV)
 end
 if ARGV[2] ~= '' then
   redis.call('HSET', KEYS[3], 'data', ARGV[2], 'validUntil', ARGV[3], 'v', rev)
