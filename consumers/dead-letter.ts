@@ -1,4 +1,8 @@
-import { DEAD_LETTER_HEADERS, type RejectReason } from '../src/domain/dead-letter.js';
+import {
+  DEAD_LETTER_HEADERS,
+  REPLAY_HEADERS,
+  type RejectReason,
+} from '../src/domain/dead-letter.js';
 import type { KafkaMessage, OutgoingMessage, Producer } from './kafka/client.js';
 import { isRetriable } from './retriable.js';
 
@@ -86,10 +90,20 @@ function tooLarge(rejection: Rejection, size: number | null): DeadLetterRecord {
   const { message } = rejection;
   const why = size === null ? 'refused by the broker' : `${size} bytes with headers`;
   const detail = `${why}; was ${rejection.reason}: ${rejection.detail}`;
-  const headers = sourceHeaders(message, 'too_large', detail);
+  // The replay marker stays even here: a replay that fails again must show its count.
+  const headers = { ...replayHeaders(message), ...sourceHeaders(message, 'too_large', detail) };
   const key =
     (message.key?.length ?? 0) + headerBytes(headers) <= MAX_FORWARD_BYTES ? message.key : null;
   return { outgoing: { key, value: null, headers }, reason: 'too_large' };
+}
+
+function replayHeaders(message: KafkaMessage): Record<string, string> {
+  const kept: Record<string, string> = {};
+  for (const name of Object.values(REPLAY_HEADERS)) {
+    const value = message.headers[name];
+    if (value !== undefined) kept[name] = value.toString('utf8');
+  }
+  return kept;
 }
 
 export interface DeadLetterWriter {

@@ -1,5 +1,7 @@
+import { z } from 'zod';
+
 // What a rejected message carries to ingest-deadletter.v1: the names are a public contract
-// (docs/events.md), so they live in one place.
+// (docs/events.md, docs/asyncapi.json), so they live in one place.
 
 export const DEAD_LETTER_HEADERS = {
   sourceTopic: 'x-source-topic',
@@ -9,17 +11,69 @@ export const DEAD_LETTER_HEADERS = {
   detail: 'x-detail',
 } as const;
 
-/** Machine-readable `x-reason` values. */
-export const REJECT_REASONS = [
-  'invalid_json', // not UTF-8 JSON, or not a JSON object
-  'unknown_event_type', // `type` missing or not an event of this topic
-  'schema_violation', // a field missing, of the wrong type or out of range
-  'invalid_key', // a message key that does not name the event's fact, or a tombstone naming none
-  'unexpected_tombstone', // a tombstone on a topic where it means nothing
-  'future_observed_at', // observedAt beyond the allowed clock skew
-  'missing_required_fields', // a device's first event lacks its non-nullable fields
-  'processing_error', // projecting this one message failed; the rest of the batch goes on
-  'too_large', // too large to forward with its headers: sent with headers only, no value
-  'undecodable_batch', // an operator moved the group past a record batch no codec decodes (no value)
-] as const;
-export type RejectReason = (typeof REJECT_REASONS)[number];
+/**
+ * What the dead-letter tool (tools/dead-letters.ts) adds to a message it sends back to its
+ * source topic. The consumers keep both on a message they dead-letter again, so a replay that
+ * fails again shows where it came from and how often it was tried.
+ */
+export const REPLAY_HEADERS = {
+  /** The dead letter it replays: `<dead-letter topic>:<partition>:<offset>`. */
+  replayOf: 'x-replay-of',
+  /** 1 for the first replay; a dead letter of a replay carries it, the next replay adds one. */
+  replayCount: 'x-replay-count',
+} as const;
+
+/** Machine-readable `x-reason` values, with the meaning docs/events.md gives them. */
+export const REJECT_REASON_MEANINGS = {
+  invalid_json: 'the value is not UTF-8, not JSON, or not a JSON object',
+  unknown_event_type: '`type` is missing or not an event of this topic',
+  schema_violation: 'a field is missing, has the wrong type or is out of range',
+  invalid_key: "the message key does not name the event's fact, or a tombstone's key names nothing",
+  unexpected_tombstone: 'a tombstone on a topic where it means nothing (device-telemetry.v1)',
+  future_observed_at: "`observedAt` (or a removal's `occurredAt`) beyond the allowed clock skew",
+  missing_required_fields: "a device's first event lacks its category's required fields",
+  processing_error:
+    'projecting this one message failed unexpectedly; the rest of its batch went on',
+  too_large:
+    'the message with its headers exceeds 900 KiB: sent with these headers only, no value; x-detail names the original reason',
+  undecodable_batch:
+    'an operator moved a consumer group past a record batch no codec decodes: no key, no value',
+} as const;
+
+export type RejectReason = keyof typeof REJECT_REASON_MEANINGS;
+export const REJECT_REASONS = Object.keys(REJECT_REASON_MEANINGS) as readonly RejectReason[];
+
+/**
+ * The replay log: one record per dead letter the tool sent back, keyed by the dead letter's
+ * coordinates. It is what makes a replay idempotent and the audit of who replayed what; it
+ * lives on Kafka beside the dead letters (compacted: one record per dead letter, kept), not in
+ * Redis, which is the disposable read model a rebuild empties.
+ */
+export const replayLogTopic = (deadLetterTopic: string): string => `${deadLetterTopic}.replays`;
+
+const offsetText = z.string().regex(/^\d+$/);
+const coordinates = z.object({
+  topic: z.string().min(1),
+  partition: z.number().int().min(0),
+  offset: offsetText,
+});
+
+export const replayRecordSchema = z.object({
+  type: z.literal('deadLetter.replayed'),
+  /** The dead letter sent back (also the record's key: `topic:partition:offset`). */
+  deadLetter: coordinates,
+  /** Where the message was refused first; its replay went back to this topic. */
+  source: coordinates,
+  reason: z.string(),
+  /** 1 for the first replay of this message, more when a replay was dead-lettered again. */
+  replayCount: z.number().int().positive(),
+  /** The operating-system user who ran the tool, or --operator. */
+  by: z.string().min(1),
+  at: z.iso.datetime({ offset: true }),
+  /** One id per tool run: the records of one run belong together. */
+  run: z.string().min(1),
+});
+export type ReplayRecord = z.infer<typeof replayRecordSchema>;
+
+export const deadLetterId = (c: { topic: string; partition: number; offset: string }): string =>
+  `${c.topic}:${c.partition}:${c.offset}`;
