@@ -195,13 +195,21 @@ export function expectedMessageKey(
   }
 }
 
+/**
+ * A producer's JSON Schema of one of the schemas above: what it accepts as input. The one
+ * generator for docs/schemas (draft 2020-12) and the AsyncAPI payloads (draft-07).
+ */
+export function producerJsonSchema(
+  s: z.ZodType,
+  title: string,
+  target: 'draft-2020-12' | 'draft-07' = 'draft-2020-12',
+): Record<string, unknown> {
+  return z.toJSONSchema(s.meta({ title }), { target, io: 'input' }) as Record<string, unknown>;
+}
+
 /** JSON Schemas for producers, one per default topic name, from the schemas above. */
 export function eventJsonSchemas(): Record<string, Record<string, unknown>> {
-  const schema = (s: z.ZodType, title: string) =>
-    z.toJSONSchema(s.meta({ title }), { target: 'draft-2020-12', io: 'input' }) as Record<
-      string,
-      unknown
-    >;
+  const schema = (s: z.ZodType, title: string) => producerJsonSchema(s, title);
   return {
     'installations.v1': schema(installationsEventSchema, 'installations.v1 event'),
     'device-telemetry.v1': schema(telemetryEventSchema, 'device-telemetry.v1 event'),

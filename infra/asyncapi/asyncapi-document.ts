@@ -1,0 +1,315 @@
+import { deviceMovesSpec, topicSpecs } from '../../consumers/kafka/topics.js';
+import { type Config, loadConfig } from '../../src/config.js';
+import {
+  DEAD_LETTER_HEADERS,
+  REJECT_REASON_MEANINGS,
+  REJECT_REASONS,
+  REPLAY_HEADERS,
+  replayLogTopic,
+  replayRecordSchema,
+} from '../../src/domain/dead-letter.js';
+import { producerJsonSchema } from '../../src/domain/events.js';
+import {
+  ACCESS_MESSAGES,
+  DEVICE_MOVES_MESSAGES,
+  INSTALLATIONS_MESSAGES,
+  type MessageSpec,
+  payloadOf,
+  TELEMETRY_MESSAGES,
+} from './asyncapi-messages.js';
+
+// The AsyncAPI 3 document of every topic the service reads or writes (docs/asyncapi.json),
+// built from the code: topic names and cleanup policies from the consumers' topic specs, payloads
+// from the zod schemas, headers and reasons from src/domain/dead-letter.ts.
+
+/**
+ * The contract's version. A change @asyncapi/diff calls breaking (a removed field, a narrowed
+ * type, a renamed topic) needs a new major version: test/unit/asyncapi-diff.test.ts.
+ */
+export const ASYNCAPI_VERSION = '1.0.0';
+
+type Json = Record<string, unknown>;
+const BINDING = '0.5.0';
+
+const replayHeaderSchemas: Json = {
+  [REPLAY_HEADERS.replayOf]: {
+    type: 'string',
+    description:
+      'Set only by the dead-letter tool on a replayed message: the dead letter it replays, `<topic>:<partition>:<offset>`',
+  },
+  [REPLAY_HEADERS.replayCount]: {
+    type: 'string',
+    pattern: '^[1-9][0-9]*$',
+    description: 'Set only by the dead-letter tool: how often this message was replayed (decimal)',
+  },
+};
+
+function message(spec: MessageSpec, headers: Json | null): Json {
+  return {
+    name: spec.name,
+    title: spec.title,
+    summary: spec.summary,
+    contentType: 'application/json',
+    ...(headers ? { headers } : {}),
+    payload: payloadOf(spec),
+    bindings: {
+      kafka: {
+        key: { type: 'string', description: spec.key.description, ...pattern(spec.key.pattern) },
+        bindingVersion: BINDING,
+      },
+    },
+    examples: spec.examples.map((e, i) => ({
+      name: `${spec.name}${i + 1}`,
+      payload: e.payload,
+      // Kafka keys are not headers; the example's key is named in its summary.
+      summary: `message key \`${e.key}\``,
+    })),
+  };
+}
+
+const pattern = (p: string | undefined) => (p ? { pattern: p } : {});
+
+/** Headers an input message may carry: none from producers; the replay marker from the tool. */
+const inputHeaders: Json = {
+  type: 'object',
+  description:
+    'Producers need send no headers. Headers are kept as they are when a message is dead-lettered.',
+  properties: replayHeaderSchemas,
+};
+
+function channel(
+  address: string,
+  spec: { numPartitions: number; cleanupPolicy: string },
+  description: string,
+  messages: Json,
+): Json {
+  return {
+    address,
+    description,
+    messages,
+    bindings: {
+      kafka: {
+        topic: address,
+        partitions: spec.numPartitions,
+        topicConfiguration: { 'cleanup.policy': [spec.cleanupPolicy] },
+        bindingVersion: BINDING,
+      },
+    },
+  };
+}
+
+const messagesOf = (specs: readonly MessageSpec[], headers: Json | null): Json =>
+  Object.fromEntries(specs.map((s) => [s.name, message(s, headers)]));
+
+function deadLetterMessage(): Json {
+  const h = DEAD_LETTER_HEADERS;
+  const reasons = REJECT_REASONS.map((r) => `- \`${r}\`: ${REJECT_REASON_MEANINGS[r]}`);
+  return {
+    name: 'deadLetter',
+    title: 'dead letter',
+    summary: 'A message the consumers refused: its original key and value bytes, and why.',
+    headers: {
+      type: 'object',
+      description: "The rejected message's own headers are kept beside these (never over them).",
+      required: [h.sourceTopic, h.sourcePartition, h.sourceOffset, h.reason, h.detail],
+      properties: {
+        [h.sourceTopic]: { type: 'string', description: 'the topic the message came from' },
+        [h.sourcePartition]: { type: 'string', pattern: '^[0-9]+$', description: 'its partition' },
+        [h.sourceOffset]: { type: 'string', pattern: '^[0-9]+$', description: 'its offset' },
+        [h.reason]: {
+          type: 'string',
+          enum: [...REJECT_REASONS],
+          description: `Machine-readable reason:\n${reasons.join('\n')}`,
+        },
+        [h.detail]: {
+          type: 'string',
+          maxLength: 500,
+          description: 'human-readable detail, at most 500 bytes',
+        },
+        ...replayHeaderSchemas,
+      },
+    },
+    payload: {
+      description:
+        'The original value bytes, as sent to the source topic; absent (null) for too_large, undecodable_batch and tombstones.',
+    },
+    bindings: {
+      kafka: {
+        key: { type: 'string', description: 'the original message key (absent if it had none)' },
+        bindingVersion: BINDING,
+      },
+    },
+    examples: [
+      {
+        name: 'schemaViolation',
+        headers: {
+          [h.sourceTopic]: 'device-telemetry.v1',
+          [h.sourcePartition]: '3',
+          [h.sourceOffset]: '1842',
+          [h.reason]: 'schema_violation',
+          [h.detail]: 'state.soe: Invalid input: expected number, received string',
+        },
+        payload: {
+          type: 'device.state',
+          installationId: 42,
+          category: 'battery',
+          deviceId: 1001,
+          observedAt: '2024-03-01T10:00:00Z',
+          state: { soe: 'full' },
+        },
+      },
+    ],
+  };
+}
+
+function replayRecordMessage(): Json {
+  const { $schema: _, ...payload } = producerJsonSchema(
+    replayRecordSchema,
+    'deadLetter.replayed',
+    'draft-07',
+  );
+  return {
+    name: 'replayRecord',
+    title: 'deadLetter.replayed',
+    summary: 'The audit of one replay: which dead letter went back where, by whom, when.',
+    contentType: 'application/json',
+    payload,
+    bindings: {
+      kafka: {
+        key: { type: 'string', description: 'the dead letter, `<topic>:<partition>:<offset>`' },
+        bindingVersion: BINDING,
+      },
+    },
+  };
+}
+
+const ref = (path: string) => ({ $ref: `#/${path}` });
+
+function operation(action: 'send' | 'receive', channelId: string, channels: Json, summary: string) {
+  const messages = Object.keys((channels[channelId] as { messages: Json }).messages);
+  return {
+    action,
+    summary,
+    channel: ref(`channels/${channelId}`),
+    messages: messages.map((m) => ref(`channels/${channelId}/messages/${m}`)),
+  };
+}
+
+/** The document for a configuration's topic names (the committed one: the defaults). */
+export function buildAsyncApiDocument(config: Pick<Config, 'topics' | 'consumer'>): Json {
+  const [installations, telemetry, accessSpec, deadletter] = topicSpecs(config.topics);
+  if (!installations || !telemetry || !accessSpec || !deadletter) throw new Error('topic specs');
+  const moves = deviceMovesSpec(config.consumer.groupId);
+  const replays = replayLogTopic(config.topics.deadletter);
+  const channels: Json = {
+    installations: channel(
+      installations.topic,
+      installations,
+      'Installation metadata and owning company, keyed by installation id (docs/events.md).',
+      messagesOf(INSTALLATIONS_MESSAGES, inputHeaders),
+    ),
+    deviceTelemetry: channel(
+      telemetry.topic,
+      telemetry,
+      "Device state observations and removals, keyed by installation id: one installation's devices in one partition.",
+      messagesOf(TELEMETRY_MESSAGES, inputHeaders),
+    ),
+    accessChanges: channel(
+      accessSpec.topic,
+      accessSpec,
+      "Applications, API keys (by hash), grants and memberships, keyed by the fact's identity.",
+      messagesOf(ACCESS_MESSAGES, inputHeaders),
+    ),
+    deviceMoves: channel(
+      moves.topic,
+      moves,
+      "Internal, one per read model (`<CONSUMER_GROUP>.device-moves`): written and read only by that group's consumers. Producers never write it; its events on the telemetry topic are dead-lettered.",
+      messagesOf(DEVICE_MOVES_MESSAGES, null),
+    ),
+    deadLetters: channel(
+      deadletter.topic,
+      deadletter,
+      'Every message the consumers refused, with its original key and bytes and the reason. Read and replayed with tools/dead-letters.ts.',
+      { deadLetter: deadLetterMessage() },
+    ),
+    deadLetterReplays: channel(
+      replays,
+      { numPartitions: 1, cleanupPolicy: 'compact' },
+      'The replay log of tools/dead-letters.ts: one record per dead letter sent back, written in the same Kafka transaction as the replay. It makes a replay idempotent and is its audit.',
+      { replayRecord: replayRecordMessage() },
+    ),
+  };
+  return {
+    asyncapi: '3.1.0',
+    info: {
+      title: 'Installation telemetry read model: topics',
+      version: ASYNCAPI_VERSION,
+      description:
+        'The Kafka topics the read-model service consumes and writes. Values are UTF-8 JSON objects, keys UTF-8 strings; any codec, transactions read committed. Prose: docs/events.md.',
+    },
+    defaultContentType: 'application/json',
+    servers: {
+      local: {
+        host: '127.0.0.1:19092',
+        protocol: 'kafka',
+        description: "The project's local stack (npm run stack:start); elsewhere KAFKA_BROKERS.",
+      },
+    },
+    channels,
+    operations: {
+      receiveInstallations: operation(
+        'receive',
+        'installations',
+        channels,
+        'Projected into the read model.',
+      ),
+      receiveDeviceTelemetry: operation(
+        'receive',
+        'deviceTelemetry',
+        channels,
+        'Projected into the read model.',
+      ),
+      receiveAccessChanges: operation(
+        'receive',
+        'accessChanges',
+        channels,
+        'Projected into the access records.',
+      ),
+      sendDeviceMoves: operation(
+        'send',
+        'deviceMoves',
+        channels,
+        'A telemetry owner hands a device over.',
+      ),
+      receiveDeviceMoves: operation(
+        'receive',
+        'deviceMoves',
+        channels,
+        "Applied by the installation's owner.",
+      ),
+      sendDeadLetters: operation(
+        'send',
+        'deadLetters',
+        channels,
+        'Every refused message, never dropped.',
+      ),
+      receiveDeadLetters: operation(
+        'receive',
+        'deadLetters',
+        channels,
+        'Listed and replayed by tools/dead-letters.ts.',
+      ),
+      sendReplayRecords: operation(
+        'send',
+        'deadLetterReplays',
+        channels,
+        'One per replayed dead letter.',
+      ),
+    },
+  };
+}
+
+/** The committed file's content: the document for the default configuration. */
+export function asyncApiFileContent(): string {
+  return `${JSON.stringify(buildAsyncApiDocument(loadConfig({})), null, 2)}\n`;
+}
