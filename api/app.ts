@@ -85,19 +85,21 @@ export function buildApi(deps: ApiDeps): FastifyInstance {
     done(null, payload);
   });
   app.addHook('onClose', () => side.close());
+  const quotas =
+    config.api.quotaRequestsPerMinute === 0
+      ? null
+      : createQuotas({
+          redis,
+          keys: createKeys(config.redis.keyPrefix),
+          requestsPerMinute: config.api.quotaRequestsPerMinute,
+          refused: createQuotaRefusals(metrics.registry),
+        });
+  if (quotas) app.addHook('onClose', () => quotas.close());
   const ctx: RouteContext = {
     reader: side.reader,
     clock,
     onlineWindowSeconds: config.ingest.onlineWindowSeconds,
-    quotas:
-      config.api.quotaRequestsPerMinute === 0
-        ? null
-        : createQuotas({
-            redis,
-            keys: createKeys(config.redis.keyPrefix),
-            requestsPerMinute: config.api.quotaRequestsPerMinute,
-            refused: createQuotaRefusals(metrics.registry),
-          }),
+    quotas,
   };
   app.register(
     async (api) => {

@@ -4,7 +4,7 @@ import {
   type ReadModelKeys,
 } from '../../src/read-model/keys.js';
 import { defineScripts, loadScript } from '../../src/read-model/lua-scripts.js';
-import type { RedisClient } from '../../src/read-model/redis-connection.js';
+import { duplicateConnection, type RedisClient } from '../../src/read-model/redis-connection.js';
 
 // Request budgets per application and window (beyond.md §6). The counter lives in Redis under
 // the application's hash tag, shared by every replica; each replica leases slices of it (a
@@ -13,9 +13,9 @@ import type { RedisClient } from '../../src/read-model/redis-connection.js';
 // so a request waits for Redis only when a window starts or a replica spends faster than a
 // round trip: with appendfsync always, every lease waits for a disk write. Precision: what a
 // replica has leased and not spent when the window ends is lost, so an application may be
-// refused up to one and a half slices per replica early; it is never served beyond its
-// budget. The remaining figure a replica reports counts other replicas' spending as of its
-// last lease.
+// refused up to one and a half slices per replica early; while Redis counts, it is never
+// served beyond its budget. The remaining figure a replica reports counts other replicas'
+// spending as of its last lease.
 
 export const WINDOW_SECONDS = 60;
 const WINDOW_MS = WINDOW_SECONDS * 1000;
@@ -56,6 +56,9 @@ export interface Quotas {
    * Synchronous while the replica's leased slice lasts; a promise when it must lease.
    */
   charge(keyHash: string, costTenths: number, nowMs: number): QuotaVerdict | Promise<QuotaVerdict>;
+  /** Resolves once the leases in flight now have been applied. */
+  settled(): Promise<void>;
+  close(): Promise<void>;
 }
 
 interface CachedVerdict extends QuotaVerdict {
@@ -83,8 +86,13 @@ export function createQuotas(deps: {
   /** Called with the application of each request refused (429): who is over budget. */
   refused?: (application: number) => void;
 }): Quotas {
-  const redis = deps.redis as QuotaRedis;
-  defineScripts(redis, SCRIPTS);
+  const { redis } = deps;
+  // Leases are the API's only writes: on a connection of their own, since Redis holds a
+  // connection's every later command behind a write it paused (CLIENT PAUSE WRITE, a failover),
+  // whatever the client's timeout said.
+  const leases = duplicateConnection(redis, { enableOfflineQueue: true }) as QuotaRedis;
+  leases.on('error', () => undefined);
+  defineScripts(leases, SCRIPTS);
   const { keys } = deps;
   // A key's application never changes (a new key hash comes with any re-creation).
   const appOfKey = new Map<string, number>();
@@ -119,13 +127,25 @@ export function createQuotas(deps: {
 
   async function lease(app: number, budget: Budget, nowMs: number): Promise<void> {
     const ttlMs = (budget.window + 1) * WINDOW_MS - nowMs + 5_000;
-    const [granted, limit, used] = await redis.apiQuotaLease(
-      applicationQuotaKey(keys, app),
-      quotaCounterKey(keys, app, budget.window),
-      deps.requestsPerMinute,
-      LEASE_TENTHS,
-      ttlMs,
-    );
+    let granted: number;
+    let limit: number;
+    let used: number;
+    try {
+      [granted, limit, used] = await leases.apiQuotaLease(
+        applicationQuotaKey(keys, app),
+        quotaCounterKey(keys, app, budget.window),
+        deps.requestsPerMinute,
+        LEASE_TENTHS,
+        ttlMs,
+      );
+    } catch {
+      // Redis cannot count (writes paused by a failover, or gone): this replica counts alone
+      // against what is left of the budget as it last knew it, rather than refuse reads Redis
+      // still serves. So a failover lets an application spend at most one budget per replica.
+      limit = budget.limitTenths;
+      used = budget.limitTenths;
+      granted = Math.max(0, budget.limitTenths - budget.usedTenths);
+    }
     budget.limitTenths = limit;
     budget.usedTenths = used;
     budget.localTenths += granted;
@@ -208,6 +228,13 @@ export function createQuotas(deps: {
         return spend(app, budget, costTenths, nowMs);
       }
       return chargeLeasing(keyHash, costTenths, nowMs);
+    },
+    async settled() {
+      await Promise.all([...budgets.values()].map((b) => b.lease?.catch(() => undefined)));
+    },
+    async close() {
+      await this.settled();
+      await leases.quit().catch(() => leases.disconnect());
     },
   };
 }

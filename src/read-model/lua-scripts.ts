@@ -5,6 +5,9 @@ import type { RedisClient } from './redis-connection.js';
 // its number of keys; a line `-- @include <piece>` is replaced by `<dir>/includes/<piece>.lua`.
 // Files are read once, at module load of the caller; ioredis defineCommand then sends EVALSHA
 // (EVAL on first use per connection, and after a restart flushed the script cache).
+// A read-only script is declared so to Redis (`#!lua flags=no-writes`, Redis 7): Redis then
+// runs it while writes are paused (CLIENT PAUSE WRITE, what FAILOVER does) and on a replica.
+// ioredis still sends EVALSHA (not EVALSHA_RO); the flag is what Redis goes by.
 
 export interface ScriptDefinition {
   readonly numberOfKeys: number;
@@ -26,7 +29,8 @@ export function loadScript(
   const lua = readFileSync(new URL(file, dir), 'utf8').replace(INCLUDE, (_, piece: string) =>
     readFileSync(new URL(`includes/${piece}.lua`, dir), 'utf8').trimEnd(),
   );
-  return { numberOfKeys: Number(count[1]), lua, ...options };
+  const flagged = options.readOnly ? `#!lua flags=no-writes\n${lua}` : lua;
+  return { numberOfKeys: Number(count[1]), lua: flagged, ...options };
 }
 
 /** Registers the scripts as commands of the connection, once. */

@@ -196,6 +196,8 @@ describe('API quotas', () => {
             await waitFor('the next slice leased ahead', async () =>
               (await leased()) >= next ? true : undefined,
             );
+            // Its reply, on the leases' own connection, may not have been read yet.
+            await quotas.settled();
           }
         }
         expect(waited).toBe(0);
@@ -203,6 +205,7 @@ describe('API quotas', () => {
         expect(await leased()).toBeGreaterThanOrEqual(1_000 * FULL_COST);
         expect(await leased()).toBeLessThan(1_000 * FULL_COST + 1.5 * SLICE);
       } finally {
+        await quotas.close();
         await dropPrefix(redis, prefix);
         redis.disconnect();
       }

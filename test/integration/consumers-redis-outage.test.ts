@@ -1,8 +1,7 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { createServer } from 'node:net';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '../support/stack.js';
+import { type ThrowawayRedis, throwawayRedis } from '../support/throwaway-redis.js';
 import {
   devicesOf,
   type Harness,
@@ -14,69 +13,22 @@ import {
 // Redis stopped mid-stream: the consumers retry without committing, and once Redis is back
 // every event produced during the outage lands. Uses a throwaway redis-server of its own.
 
-let port: number;
-let server: ChildProcess | null = null;
+let server: ThrowawayRedis;
 let redis: Redis;
 let h: Harness;
 
-async function freePort(): Promise<number> {
-  const srv = createServer();
-  await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
-  const { port: p } = srv.address() as { port: number };
-  await new Promise((resolve) => srv.close(resolve));
-  return p;
-}
-
-async function startRedis(): Promise<void> {
-  server = spawn(
-    'redis-server',
-    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
-    {
-      stdio: 'ignore',
-    },
-  );
-  const probe = new Redis({
-    port,
-    host: '127.0.0.1',
-    lazyConnect: true,
-    retryStrategy: () => null,
-    maxRetriesPerRequest: 0,
-  });
-  probe.on('error', () => undefined);
-  await waitFor('redis-server up', async () => {
-    try {
-      await probe.connect();
-      return (await probe.ping()) === 'PONG' ? true : undefined;
-    } catch {
-      probe.disconnect();
-      return undefined;
-    }
-  });
-  probe.disconnect();
-}
-
-async function stopRedis(): Promise<void> {
-  const child = server;
-  server = null;
-  if (!child || child.exitCode !== null) return;
-  await new Promise<void>((resolve) => {
-    child.once('exit', () => resolve());
-    child.kill('SIGKILL');
-  });
-}
-
 beforeAll(async () => {
-  port = await freePort();
-  await startRedis();
-  redis = new Redis({ port, host: '127.0.0.1', maxRetriesPerRequest: 1 });
+  server = await throwawayRedis();
+  await server.start();
+  redis = new Redis({ port: server.port, host: '127.0.0.1', maxRetriesPerRequest: 1 });
   redis.on('error', () => undefined);
-  h = await startHarness('outage', { redis, redisUrl: `redis://127.0.0.1:${port}` });
+  h = await startHarness('outage', { redis, redisUrl: server.url });
 });
 
 afterAll(async () => {
   await h?.stop();
   redis?.disconnect();
-  await stopRedis();
+  await server?.stop();
 });
 
 const battery = (inst: number, deviceId: number, atMs: number, powerDc: number) => ({
@@ -102,7 +54,7 @@ describe('Redis outage', () => {
       (await devicesOf(h, 1))['battery:11'] ? true : undefined,
     );
 
-    await stopRedis();
+    await server.stop();
     const insts = [2, 3, 4, 5, 6, 7];
     for (const inst of insts)
       await h.send(t.telemetry, String(inst), battery(inst, inst * 10, now - 4_000, inst));
@@ -118,7 +70,7 @@ describe('Redis outage', () => {
       20_000,
     );
 
-    await startRedis();
+    await server.start();
     for (const inst of insts) {
       const devices = await waitFor(
         `installation ${inst} after the outage`,

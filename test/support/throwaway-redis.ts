@@ -1,0 +1,67 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+import { Redis } from 'ioredis';
+import { waitFor } from './stack.js';
+
+// A redis-server of one test file's own, for faults that would reach every other test on the
+// shared one (stopping it, pausing its writes). Nothing is kept on disk.
+
+export interface ThrowawayRedis {
+  readonly port: number;
+  readonly url: string;
+  /** Starts (or starts again, on the same port) and resolves once it answers PING. */
+  start(): Promise<void>;
+  /** SIGKILL: what a crash does. */
+  stop(): Promise<void>;
+}
+
+async function freePort(): Promise<number> {
+  const srv = createServer();
+  await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
+  const { port } = srv.address() as { port: number };
+  await new Promise((resolve) => srv.close(resolve));
+  return port;
+}
+
+export async function throwawayRedis(): Promise<ThrowawayRedis> {
+  const port = await freePort();
+  let server: ChildProcess | null = null;
+  return {
+    port,
+    url: `redis://127.0.0.1:${port}`,
+    async start() {
+      server = spawn(
+        'redis-server',
+        ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+        { stdio: 'ignore' },
+      );
+      const probe = new Redis({
+        port,
+        host: '127.0.0.1',
+        lazyConnect: true,
+        retryStrategy: () => null,
+        maxRetriesPerRequest: 0,
+      });
+      probe.on('error', () => undefined);
+      await waitFor('redis-server up', async () => {
+        try {
+          await probe.connect();
+          return (await probe.ping()) === 'PONG' ? true : undefined;
+        } catch {
+          probe.disconnect();
+          return undefined;
+        }
+      });
+      probe.disconnect();
+    },
+    async stop() {
+      const child = server;
+      server = null;
+      if (!child || child.exitCode !== null) return;
+      await new Promise<void>((resolve) => {
+        child.once('exit', () => resolve());
+        child.kill('SIGKILL');
+      });
+    },
+  };
+}
