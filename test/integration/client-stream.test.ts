@@ -1,0 +1,166 @@
+import { createServer } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  createReadApiClient,
+  type EnergyFlowEvent,
+  RevokedError,
+} from '../../clients/typescript/src/index.js';
+import { writeEpoch } from '../../src/read-model/epoch.js';
+import { startApiService, stopServices } from '../e2e/support/services.js';
+import type { ServiceProcess } from '../faults/processes.js';
+import { dropPrefix, isolatedEnv, testRedis, uniqueId, waitFor } from '../support/stack.js';
+import { testApi } from '../support-api/api-harness.js';
+import { device, installation, newApiKey } from '../support-api/fixtures.js';
+import { createSeeder } from '../support-api/seed.js';
+import { recordingFetch } from './support/client-recorder.js';
+
+// The official client's push iterator against the real API: it survives API process restarts
+// (resuming with Last-Event-ID, never yielding an event twice) and ends with a RevokedError when
+// the key loses the installation, whether the server says so on the stream or at a reconnect.
+
+const freePort = () =>
+  new Promise<number>((resolve) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+
+/** The iterator's next event, or a failure after `ms`. */
+const nextEvent = (it: AsyncIterator<EnergyFlowEvent>, ms = 20_000) =>
+  Promise.race([
+    it.next(),
+    new Promise<never>((_, reject) =>
+      setTimeout(() => reject(new Error(`no event within ${ms} ms`)), ms).unref(),
+    ),
+  ]);
+const soe = (r: IteratorResult<EnergyFlowEvent>) =>
+  r.done ? undefined : r.value.body.data?.batterySoe;
+
+describe('client: push across API restarts', () => {
+  const id = uniqueId('client-stream');
+  const env = isolatedEnv(id);
+  const redis = testRedis();
+  const seed = createSeeder(redis, env.REDIS_KEY_PREFIX as string);
+  const key = newApiKey();
+  const inst = 4301;
+  let port = 0;
+  let proc: ServiceProcess | undefined;
+
+  const battery = (value: number) =>
+    seed.devices(
+      inst,
+      [
+        {
+          category: 'battery',
+          record: device('battery', inst, inst, Date.now() + 30_000, { soe: value, powerDc: 1 }),
+        },
+      ],
+      Date.now(),
+      300,
+    );
+  const restart = async (meanwhile: () => Promise<void> = async () => undefined) => {
+    await stopServices(proc ? [proc] : []);
+    await meanwhile();
+    proc = await startApiService('client-stream-api', port, env);
+  };
+
+  beforeAll(async () => {
+    port = await freePort();
+    // The API is ready once the model is marked built (the consumers would write it).
+    await writeEpoch(redis, seed.keys, Date.now(), { complete: true });
+    await seed.installation(installation(inst));
+    await seed.liveKey(key, { app: 43, installations: [installation(inst)] });
+    await battery(50);
+    proc = await startApiService('client-stream-api', port, env);
+  });
+  afterAll(async () => {
+    await stopServices(proc ? [proc] : []);
+    await dropPrefix(redis, env.REDIS_KEY_PREFIX as string);
+    redis.disconnect();
+  });
+
+  it('resumes after each restart without a duplicate event, and ends when revoked meanwhile', async () => {
+    const recorder = recordingFetch();
+    let opens = 0;
+    const client = createReadApiClient({
+      baseUrl: `http://127.0.0.1:${port}/application/v1`,
+      apiKey: key,
+      fetch: recorder.fetch,
+    });
+    const it = client
+      .streamEnergyFlow(inst, {
+        backoff: { baseDelayMs: 100, maxDelayMs: 1_000 },
+        onOpen: () => opens++,
+      })
+      [Symbol.asyncIterator]();
+    const first = await nextEvent(it);
+    expect(soe(first)).toBe(50);
+
+    // Restart with a change while the API is down: the change, once.
+    await restart(() => battery(60));
+    const second = await nextEvent(it);
+    expect(soe(second)).toBe(60);
+
+    // Restart with no change: the server has nothing new to send; the next event is the next change.
+    await restart();
+    // The iterator reconnects while it is being read (a generator runs when pulled).
+    const pending = nextEvent(it);
+    await waitFor('the stream reopened', async () => (opens >= 3 ? true : undefined), 20_000);
+    await battery(70);
+    const third = await pending;
+    expect(soe(third)).toBe(70);
+    const ids = [first, second, third].map((r) => (r.done ? '' : r.value.id));
+    expect(new Set(ids).size).toBe(3);
+    // Each reconnect named the last event it had.
+    const streams = recorder.calls.filter((c) => c.status === 200);
+    expect(streams.map((c) => c.lastEventId)).toEqual([null, ids[0], ids[1]]);
+
+    // Revoked while the API is down: the reconnect is refused, the iterator ends typed.
+    await restart(() => seed.revokeKey(key));
+    const ended = await nextEvent(it).catch((e: unknown) => e);
+    expect(ended).toBeInstanceOf(RevokedError);
+    expect(ended).toMatchObject({ code: 'UNAUTHORIZED', installationId: inst, retriable: false });
+  });
+});
+
+describe('client: push revoked on the stream', () => {
+  const api = testApi();
+  let origin = '';
+
+  beforeAll(async () => {
+    await api.ready();
+    origin = await api.app.listen({ host: '127.0.0.1', port: 0 });
+  });
+  afterAll(() => api.close());
+
+  const cases: Array<[string, string, (key: string, id: number) => Promise<void>]> = [
+    ['the key is revoked', 'UNAUTHORIZED', (key) => api.seed.revokeKey(key)],
+    ['the grant is removed', 'DOESNT_EXIST', (key, id) => api.seed.removeGrant(key, id)],
+  ];
+  let nextId = 4310;
+  for (const [what, code, revoke] of cases) {
+    it(`ends the iterator with RevokedError ${code} when ${what}`, async () => {
+      const inst = nextId++;
+      const key = newApiKey();
+      await api.seed.installation(installation(inst));
+      await api.seed.liveKey(key, { app: inst, installations: [installation(inst)] });
+      const client = createReadApiClient({
+        baseUrl: `${origin}${api.config.api.basePath}`,
+        apiKey: key,
+      });
+      const seen: EnergyFlowEvent[] = [];
+      const done = (async () => {
+        for await (const event of client.streamEnergyFlow(inst)) {
+          seen.push(event);
+          if (seen.length === 1) await revoke(key, inst);
+        }
+      })();
+      const error = await done.catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(RevokedError);
+      expect(error).toMatchObject({ code, installationId: inst });
+      expect(seen).toHaveLength(1);
+      expect(seen[0]?.lastModified).toBeNull(); // no device: no data age
+    });
+  }
+});
