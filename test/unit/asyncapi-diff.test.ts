@@ -53,7 +53,7 @@ describe('AsyncAPI breaking changes', () => {
     const removed = copy(generated);
     delete removed.channels.deviceTelemetry.messages.deviceRemoved.payload.properties.deviceId;
     const narrowed = copy(generated);
-    narrowed.channels.installations.messages.installationDeleted.payload.properties.installationId.maximum = 1000;
+    narrowed.channels.installations.messages.installationDeleted.payload.properties.installationId.maximum = 7;
     const renamed = copy(generated);
     renamed.channels.accessChanges.address = 'access-changes.v2';
     const required = copy(generated);
