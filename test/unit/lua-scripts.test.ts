@@ -21,9 +21,11 @@ describe('loadScript', () => {
     const script = loadScript(dir, 'read-thing-2.lua', { readOnly: true });
     expect(script.numberOfKeys).toBe(2);
     expect(script.readOnly).toBe(true);
+    // Read-only to Redis as well: it runs while writes are paused, and on replicas.
     expect(script.lua).toBe(
-      "-- header\nif redis.call('EXISTS', KEYS[1]) == 0 then return nil end\nreturn redis.call('GET', KEYS[2])\n",
+      "#!lua flags=no-writes\n-- header\nif redis.call('EXISTS', KEYS[1]) == 0 then return nil end\nreturn redis.call('GET', KEYS[2])\n",
     );
+    expect(loadScript(dir, 'read-thing-2.lua').lua).toMatch(/^-- header\n/);
   });
 
   it('refuses a file name without its key count', () => {
