@@ -2,10 +2,12 @@ import type { Logger } from 'pino';
 import type { Admin } from './kafka/client.js';
 import type { ConsumerMetrics } from './metrics.js';
 
-// Lag per assigned partition, from the broker rather than from processed batches: the end is
-// the last stable offset (what a read_committed consumer can reach, transaction markers
-// included), the position is the group's committed offset. So lag shows from assignment on,
-// before any batch, and keeps growing while a consumer is stalled or stopped.
+// Lag per partition, from the broker rather than from processed batches: the end is the last
+// stable offset (what a read_committed consumer can reach, transaction markers included), the
+// position is the group's committed offset. So lag shows from assignment on, before any batch,
+// and keeps growing while a consumer is stalled or stopped. `ingest_consumer_lag` covers the
+// partitions assigned to this process; `ingest_topic_lag` every partition of the topic, so a
+// partition no member consumes is seen too.
 
 const MIN_STALE_MS = 10_000;
 
@@ -45,20 +47,19 @@ export function startLagMonitor(deps: {
       if (!partitions.includes(p)) metrics.lag.remove({ topic: group.topic, partition: String(p) });
     }
     shown.set(group.topic, new Set(partitions));
-    if (partitions.length === 0) return;
+    // Every partition of the topic, assigned here or not: a partition the group has not taken
+    // (added since the last rebalance) waits, and shows, only here.
     const [ends, committed] = await Promise.all([
       admin.endOffsets(group.topic),
       admin.committedOffsets(group.groupId, group.topic),
     ]);
-    for (const partition of partitions) {
-      const end = ends.find((e) => e.partition === partition);
-      if (!end) continue;
-      const position = committed.find((c) => c.partition === partition)?.offset ?? end.start;
+    for (const end of ends) {
+      const position = committed.find((c) => c.partition === end.partition)?.offset ?? end.start;
       const lag = BigInt(end.end) - BigInt(position);
-      metrics.lag.set(
-        { topic: group.topic, partition: String(partition) },
-        Number(lag > 0n ? lag : 0n),
-      );
+      const labels = { topic: group.topic, partition: String(end.partition) };
+      const value = Number(lag > 0n ? lag : 0n);
+      metrics.topicLag.set(labels, value);
+      if (partitions.includes(end.partition)) metrics.lag.set(labels, value);
     }
   }
 

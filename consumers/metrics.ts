@@ -22,6 +22,7 @@ export interface ConsumerMetrics {
   readonly batchDuration: Histogram<'topic'>;
   readonly visibleDelay: Histogram<'topic'>;
   readonly lag: Gauge<'topic' | 'partition'>;
+  readonly topicLag: Gauge<'topic' | 'partition'>;
   readonly consumerFailures: Counter<'topic' | 'reason'>;
   readonly modelLost: Gauge;
   /** Kafka timestamp (ms) of the newest event projected, per `<topic>|<partition>`. */
@@ -192,11 +193,17 @@ function writeMetrics(
 /** Whether the consumers keep up and keep running. */
 function consumerHealthMetrics(
   registers: Registry[],
-): Pick<ConsumerMetrics, 'lag' | 'consumerFailures' | 'modelLost'> {
+): Pick<ConsumerMetrics, 'lag' | 'topicLag' | 'consumerFailures' | 'modelLost'> {
   return {
     lag: new Gauge({
       name: 'ingest_consumer_lag',
       help: 'Offsets between the group committed offset and the last stable offset, per assigned partition',
+      labelNames: ['topic', 'partition'],
+      registers,
+    }),
+    topicLag: new Gauge({
+      name: 'ingest_topic_lag',
+      help: 'Offsets between the group committed offset and the last stable offset, per partition of the topic, assigned or not (every process reports every partition)',
       labelNames: ['topic', 'partition'],
       registers,
     }),

@@ -203,6 +203,12 @@ function kafkajsConsumer(kafka: Kafka, options: ConsumerOptions): Consumer {
     groupId: options.groupId,
     allowAutoTopicCreation: false,
     readUncommitted: false,
+    // Partitions added to a topic are seen at the next metadata refresh, which makes the group
+    // rebalance onto them: every 5 minutes by kafkajs's default, every few seconds here. A
+    // fetch refreshes when it starts, and an idle one waits up to maxWaitTimeInMs (kafkajs: 5 s;
+    // the Java client's fetch.max.wait.ms is 500 ms): so new partitions are read within 10 s.
+    metadataMaxAge: 3_000,
+    maxWaitTimeInMs: 1_000,
     // Heartbeats at a third of the session, as kafkajs recommends; kafkajs 2.2.4 has no static
     // membership (no group.instance.id), so a short session is what bounds a crash's stall.
     ...(options.sessionTimeoutMs
