@@ -3,6 +3,7 @@ import { Kafka, type LogEntry, logLevel } from 'kafkajs';
 import { z } from 'zod';
 import { registerCodecs } from '../consumers/kafka/codecs.js';
 import { createKafkajsClient } from '../consumers/kafka/kafkajs-client.js';
+import { dropNegativeTimeoutWarning } from '../consumers/kafka/negative-timeout.js';
 import { loadConfig } from '../src/config.js';
 import { REJECT_REASONS, replayLogTopic } from '../src/domain/dead-letter.js';
 import { createCliLogger, parseCli, runCli, UsageError } from './cli.js';
@@ -93,6 +94,7 @@ runCli(USAGE, async () => {
   const config = loadConfig();
   const logger = createCliLogger({ level: config.logLevel, name: 'dead-letters' });
   registerCodecs();
+  dropNegativeTimeoutWarning();
   const kafka = new Kafka({
     clientId: `${config.kafka.clientId}-dead-letters`,
     brokers: [...config.kafka.brokers],
