@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import { markEpochComplete, readEpoch, writeEpoch } from '../src/read-model/epoch.js';
 import type { ReadModelKeys } from '../src/read-model/keys.js';
 import type { RedisClient } from '../src/read-model/redis-connection.js';
-import type { Admin } from './kafka/client.js';
+import type { Admin, PartitionOffsets } from './kafka/client.js';
 import { isRetriable } from './retriable.js';
 
 // Notices a read model that lost its data (docs/reliability.md): the epoch marker is written
@@ -53,14 +53,18 @@ export async function startModelGuard(deps: {
     );
     deps.onLost();
   };
-  // Every group at the end of its topic: a model being (re)built is complete, the API serves.
-  const caughtUp = async () => {
-    for (const g of deps.groups) {
-      const [ends, committed] = await Promise.all([
-        deps.admin.endOffsets(g.topic),
-        deps.admin.committedOffsets(g.groupId, g.topic),
-      ]);
-      for (const e of ends) {
+  // A model being (re)built is complete, and the API serves, once every group committed up to
+  // the ends its topic had when this process first saw the build unfinished. Not the ends of
+  // the moment: under steady production those move on, and the build would never finish.
+  let build: { epoch: string; ends: ReadonlyArray<readonly PartitionOffsets[]> } | null = null;
+  const reachedBuildEnds = async (epoch: string) => {
+    if (build?.epoch !== epoch) {
+      const ends = await Promise.all(deps.groups.map((g) => deps.admin.endOffsets(g.topic)));
+      build = { epoch, ends };
+    }
+    for (const [i, g] of deps.groups.entries()) {
+      const committed = await deps.admin.committedOffsets(g.groupId, g.topic);
+      for (const e of build.ends[i] ?? []) {
         const at = committed.find((c) => c.partition === e.partition)?.offset ?? e.start;
         if (BigInt(at) < BigInt(e.end)) return false;
       }
@@ -70,11 +74,11 @@ export async function startModelGuard(deps: {
   const check = async () => {
     const marker = await readEpoch(deps.redis, deps.keys);
     if (marker === null) declareLost('epoch marker missing');
-    else if (!marker.complete && !lost && (await caughtUp())) {
+    else if (!marker.complete && !lost && (await reachedBuildEnds(marker.id))) {
       await markEpochComplete(deps.redis, deps.keys, marker);
       deps.logger.info(
         { epoch: marker.id },
-        'read model built: the consumers reached the topics end',
+        'read model built: the consumers reached the topics end as of the build start',
       );
     }
   };
