@@ -24,7 +24,7 @@ import type {
 } from './client.js';
 import { registerCodecs } from './codecs.js';
 import { dropNegativeTimeoutWarning } from './negative-timeout.js';
-import { partitionedSend } from './partitioned-send.js';
+import { PRODUCER_METADATA_MAX_AGE_MS, partitionedSend } from './partitioned-send.js';
 
 export interface KafkajsClientOptions {
   readonly brokers: readonly string[];
@@ -295,6 +295,7 @@ function createProducer(kafka: Kafka): Producer {
     idempotent: true,
     maxInFlightRequests: 1,
     createPartitioner: Partitioners.DefaultPartitioner,
+    metadataMaxAge: PRODUCER_METADATA_MAX_AGE_MS,
   });
   const partitioned = partitionedSend(kafka, producer);
   return {

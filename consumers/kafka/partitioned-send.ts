@@ -13,7 +13,9 @@ import {
 // broker that already answered (a leader moved: a broker restart), it skips that broker and
 // resolves (kafkajs pull request #1798, open). So every request here carries one partition:
 // its retry always goes to the partition's current leader. The partition is chosen as kafkajs
-// would (the Java client's murmur2 of the key), from the topic's metadata.
+// would (the Java client's murmur2 of the key), from the topic's metadata. kafkajs also
+// resolves a send to a partition its metadata lacks (one just added) without sending it: that
+// is refused here, retriable, and the producer's metadata is kept young so the retry lands.
 
 const METADATA_TTL_MS = 30_000;
 
@@ -22,6 +24,17 @@ export interface PartitionedSend {
   /** Closes the metadata connection (not the producer). */
   close(): Promise<void>;
 }
+
+/** Retriable: the producer's metadata catches up with the topic within its maximum age. */
+export class PartitionNotSentError extends Error {
+  readonly retriable = true;
+  constructor(topic: string, partition: number) {
+    super(`${topic}/${partition} is not in the producer's metadata yet: nothing was sent`);
+  }
+}
+
+/** For producers given to partitionedSend: how stale their view of a topic's partitions gets. */
+export const PRODUCER_METADATA_MAX_AGE_MS = 3_000;
 
 export function partitionedSend(kafka: Kafka, producer: Producer): PartitionedSend {
   const partitioner = Partitioners.DefaultPartitioner();
@@ -70,7 +83,15 @@ export function partitionedSend(kafka: Kafka, producer: Producer): PartitionedSe
     }
     // Partitions at once (each in order): as fast as one request per leader was.
     await Promise.all(
-      [...byPartition.values()].map((messages) => producer.send({ ...record, messages })),
+      [...byPartition].map(async ([partition, messages]) => {
+        const sent = await producer.send({ ...record, messages });
+        // kafkajs also resolves, sending nothing, for a partition its own metadata does not
+        // have yet (one added to the topic since): no answer for it means not sent.
+        if (!sent.some((r) => r.partition === partition)) {
+          known.delete(record.topic);
+          throw new PartitionNotSentError(record.topic, partition);
+        }
+      }),
     );
   };
   return {

@@ -3,7 +3,10 @@ import kafkajs, { type Producer } from 'kafkajs';
 const { CompressionTypes, Kafka, logLevel } = kafkajs;
 
 import { registerCodecs } from '../../consumers/kafka/codecs.js';
-import { partitionedSend } from '../../consumers/kafka/partitioned-send.js';
+import {
+  PRODUCER_METADATA_MAX_AGE_MS,
+  partitionedSend,
+} from '../../consumers/kafka/partitioned-send.js';
 import {
   deviceState,
   grant,
@@ -78,7 +81,11 @@ export function kafkaFor(brokers: string): InstanceType<typeof Kafka> {
  * (partitioned-send.ts: kafkajs otherwise acknowledges messages it skipped when a leader moves).
  */
 export async function connectedProducer(kafka: InstanceType<typeof Kafka>): Promise<Producer> {
-  const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
+  const producer = kafka.producer({
+    idempotent: true,
+    maxInFlightRequests: 1,
+    metadataMaxAge: PRODUCER_METADATA_MAX_AGE_MS,
+  });
   await producer.connect();
   const partitioned = partitionedSend(kafka, producer);
   return {

@@ -437,7 +437,7 @@ async function setup(): Promise<void> {
   );
 }
 
-// ---- the scenarios (a)-(h) ------------------------------------------------------------------
+// ---- the scenarios (a)-(m) ------------------------------------------------------------------
 
 const exec = promisify(execFile);
 const consumerExit = async (p: ServiceProcess, ms: number) =>
@@ -698,6 +698,84 @@ const SCENARIOS: Record<string, [string, Parameters<typeof scenario>[1]]> = {
       return `consumer refused (exit 1, named the command), API /readyz 503, 0 new dead letters; rebuild command ${rebuildS.toFixed(1)} s (${stdout.split(':')[0]}), consumer ready ${readyS.toFixed(1)} s later, API /readyz 200 again after ${builtS.toFixed(1)} s`;
     },
   ],
+  l: [
+    '(l) Redis pauses writes for 10 s (CLIENT PAUSE WRITE, what FAILOVER does)',
+    async () => {
+      const pauseMs = 10_000;
+      await redis.call('CLIENT', 'PAUSE', String(pauseMs), 'WRITE');
+      const ends = Date.now() + pauseMs - 500;
+      // Flow reads back to back through the pause: each must be answered 200.
+      const answers = new Map<number, number>();
+      let slowestMs = 0;
+      for (let i = 0; Date.now() < ends; i++) {
+        const inst = INSTALLATIONS[i % INSTALLATIONS.length];
+        const started = Date.now();
+        const code = await status(
+          `${apiBase}/getInstallationCurrentEnergyFlow?installationId=${inst}`,
+          { 'api-key': keys.reader },
+        ).catch(() => 0);
+        slowestMs = Math.max(slowestMs, Date.now() - started);
+        answers.set(code, (answers.get(code) ?? 0) + 1);
+      }
+      const text = [...answers].map(([code, n]) => `${n}×${code}`).join(', ');
+      if ([...answers.keys()].some((code) => code !== 200))
+        throw new Error(`flow reads during the write pause: ${text}`);
+      return `flow reads during the pause: ${text}, slowest ${slowestMs} ms; consumer writes waited and resumed`;
+    },
+  ],
+  m: [
+    '(m) partitions added to the telemetry topic under load, two consumers',
+    async () => {
+      const second = startConsumer(19602);
+      const kafkaAdmin = kafkaFor(stack.kafkaBrokers).admin();
+      await kafkaAdmin.connect();
+      try {
+        await until('second consumer ready', 60_000, () => ready(19602));
+        const topic = topics.telemetry;
+        const meta = await kafkaAdmin.fetchTopicMetadata({ topics: [topic] });
+        const before = meta.topics[0]?.partitions.length ?? 0;
+        await kafkaAdmin.createPartitions({ topicPartitions: [{ topic, count: before * 2 }] });
+        const added = Date.now();
+        // A producer connected now knows the new partitions, as producers refreshing their
+        // metadata do: a round of every installation, some of it on the new ones.
+        const fresh = await connectedProducer(kafkaFor(stack.kafkaBrokers));
+        const round = INSTALLATIONS.map((id, i) => telemetryEvent(id, i, Date.now()));
+        await send(fresh, topic, round);
+        producedTotal += round.length;
+        await fresh.disconnect();
+        const [ends, committed] = await until('new partitions consumed', 60_000, async () => {
+          const e = await kafkaAdmin.fetchTopicOffsets(topic);
+          const [c] = await kafkaAdmin.fetchOffsets({
+            groupId: `${group}.telemetry`,
+            topics: [topic],
+          });
+          const fresh = e.filter((p) => p.partition >= before && BigInt(p.high) > 0n);
+          const done = fresh.every((p) => {
+            const at = c?.partitions.find((x) => x.partition === p.partition)?.offset ?? '-1';
+            return BigInt(at) >= BigInt(p.high);
+          });
+          return fresh.length > 0 && done ? ([e, c] as const) : undefined;
+        });
+        const tookS = (Date.now() - added) / 1000;
+        const used = ends.filter((p) => p.partition >= before && BigInt(p.high) > 0n).length;
+        const metrics = await fetch('http://127.0.0.1:19601/metrics').then((r) => r.text());
+        const lagSeries = metrics
+          .split('\n')
+          .filter((l) => l.startsWith(`ingest_topic_lag{topic="${topic}"`)).length;
+        if (tookS > 10 || lagSeries !== before * 2) {
+          throw new Error(
+            `new partitions consumed after ${tookS.toFixed(1)} s (bound 10 s); ingest_topic_lag series ${lagSeries} of ${before * 2}`,
+          );
+        }
+        const groupCommitted = committed?.partitions.length ?? 0;
+        return `${before} -> ${before * 2} partitions; the ${used} new ones written to were consumed ${tookS.toFixed(1)} s after they were added; ingest_topic_lag covers all ${lagSeries} (group committed on ${groupCommitted})`;
+      } finally {
+        await kafkaAdmin.disconnect();
+        second.signal('SIGTERM');
+        await second.exited;
+      }
+    },
+  ],
 };
 
 /** Waits until no partition is under-replicated; says how long after it was asked. */
@@ -764,7 +842,7 @@ try {
     ? SHORT
       ? ['j']
       : ['i', 'j', 'k']
-    : ['f', 'a', 'g', 'd', 'b', 'h', 'c', 'e'];
+    : ['f', 'a', 'g', 'd', 'b', 'h', 'c', 'l', 'e', 'm'];
   const order = args.only?.split(',') ?? all;
   for (const id of order) {
     const entry = SCENARIOS[id];

@@ -1,9 +1,10 @@
 import kafkajs from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PartitionNotSentError, partitionedSend } from '../../consumers/kafka/partitioned-send.js';
 import { startLagMonitor } from '../../consumers/lag-monitor.js';
 import { createConsumerMetrics } from '../../consumers/metrics.js';
 import { recordFigures } from '../support/figures.js';
-import { kafkaBrokers, testKafkaClient, testLogger, waitFor } from '../support/stack.js';
+import { kafkaBrokers, testKafkaClient, testLogger, uniqueId, waitFor } from '../support/stack.js';
 import { devicesOf, type Harness, iso, startHarness } from './support/consumer-harness.js';
 
 // Platform teams add partitions when traffic grows: the consumers take them up within 10 s
@@ -70,6 +71,36 @@ describe('partitions added to a topic', () => {
       const mine = series.find((v) => v.labels.partition === String(added));
       return series.length === before + 2 && mine?.value === 0 ? true : undefined;
     });
+  });
+
+  it('are never acknowledged by the producer before it can send to them', async () => {
+    // kafkajs resolves a send to a partition missing from its metadata without sending it: the
+    // fault suite counted 647 events acknowledged and absent after partitions were added.
+    const topic = uniqueId('partitions-send');
+    await admin.createTopics({ topics: [{ topic, numPartitions: 2 }] });
+    const stale = kafka.producer({ metadataMaxAge: 600_000 });
+    await stale.connect();
+    const send = partitionedSend(kafka, stale);
+    try {
+      // A new topic's leaders take a moment: the first send is the setup, retried until sent.
+      await waitFor(
+        'the new topic writable',
+        async () =>
+          await send.send({ topic, messages: [{ key: 'a', value: '1' }] }).then(
+            () => true,
+            () => undefined,
+          ),
+      );
+      await admin.createPartitions({ topicPartitions: [{ topic, count: 4 }] });
+      await expect(
+        send.send({ topic, messages: [{ key: 'b', value: '2', partition: 3 }] }),
+      ).rejects.toBeInstanceOf(PartitionNotSentError);
+      const offsets = await admin.fetchTopicOffsets(topic);
+      expect(offsets.find((o) => o.partition === 3)?.high).toBe('0');
+    } finally {
+      await send.close();
+      await stale.disconnect();
+    }
   });
 
   it('counts a partition no member consumes as lag', async () => {
