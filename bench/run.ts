@@ -16,7 +16,12 @@ import { redisPatternCases } from './cases/redis-patterns.js';
 import { scaleCases } from './cases/scale.js';
 import { startupCases } from './cases/startup.js';
 import { variantCases } from './cases/variants.js';
-import { type BenchContext, startApi, startBaselineServer } from './lib/context.js';
+import {
+  type BenchContext,
+  startApi,
+  startBaselineServer,
+  startOneReadServer,
+} from './lib/context.js';
 import { parseOptions } from './lib/options.js';
 import { ROOT } from './lib/processes.js';
 import { markdownTable } from './lib/report.js';
@@ -98,7 +103,8 @@ try {
     `  average body bytes: ${JSON.stringify(captured.averageBytes, (_k, v) => (typeof v === 'number' ? Math.round(v) : v))}`,
   );
   const baseline = await startBaselineServer(ctx, captured.bodiesFile);
-  const servers: ReadServers = { api, baseline, pairsFile: captured.pairsFile };
+  const oneRead = await startOneReadServer(ctx, 'one-read-server', prefix, workload.apps);
+  const servers: ReadServers = { api, baseline, oneRead, pairsFile: captured.pairsFile };
 
   const run = (phase: string) => !opts.skip.has(phase);
   let maxima = new Map<Endpoint, number>();

@@ -24,13 +24,27 @@ export async function mixedCase(
   const rate = Math.max(10, Math.floor(maxIngest * 0.5));
   const run = startFreshness(ctx, setup.workload, setup.prefix, live.topic, rate);
   try {
+    const endpoints = ['getInstallationCurrentEnergyFlow', 'getInstallationDevices'] as const;
+    const alternations = Math.min(2, ctx.opts.alternations);
     await closedLoopReads(
       ctx,
       servers,
       `mixed (ingest ${rate} events/s), 64 conns`,
-      ['getInstallationCurrentEnergyFlow', 'getInstallationDevices'],
-      Math.min(2, ctx.opts.alternations),
+      endpoints,
+      alternations,
     );
+    // Under the same ingest, what one Redis read per request allows (no cache to keep warm):
+    // the reference for the API's figures above.
+    if (servers.oneRead) {
+      await closedLoopReads(
+        ctx,
+        { ...servers, api: servers.oneRead },
+        `mixed (ingest ${rate} events/s), 64 conns, the one-read server (R) in the API's place`,
+        endpoints,
+        alternations,
+        false,
+      );
+    }
   } finally {
     const f = await run.stop();
     await live.child.stop();

@@ -1,6 +1,12 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type BenchContext, runLoad, type Server, startApi } from '../lib/context.js';
+import {
+  type BenchContext,
+  runLoad,
+  type Server,
+  startApi,
+  startOneReadServer,
+} from '../lib/context.js';
 import { printRow, type Row } from '../lib/report.js';
 import { dropPrefix, usedMemory, waitForQuietRedis } from '../lib/stack.js';
 import { spread } from '../lib/stats.js';
@@ -11,7 +17,8 @@ import { createWorkload } from '../workload/plan.js';
 // Read throughput against read models of 1k, 100k and 1M devices, written straight into Redis
 // (not through Kafka, to bound setup time), and Redis memory per device of each. Each size is
 // read in three patterns (uniform, round-robin over the whole fleet, Zipf 0.99), by the API on
-// its defaults and by one with the near-cache off, alternating (issue 38).
+// its defaults, by one with the near-cache off and by the miss baseline (one Redis read per
+// request, no cache: bench/servers/one-read-server.ts), alternating (issue 38).
 
 const ENDPOINT: Endpoint = 'getInstallationCurrentEnergyFlow';
 const AVERAGE_DEVICES = 10.5; // 1-20 per installation, uniform
@@ -19,14 +26,16 @@ const AVERAGE_DEVICES = 10.5; // 1-20 per installation, uniform
 interface Dataset {
   readonly devices: number;
   readonly prefix: string;
-  /** The API on its defaults, and with the near-cache off. */
+  /** The API on its defaults, with the near-cache off, and the one-read baseline. */
   readonly on: Server;
   readonly off: Server;
+  readonly r: Server;
   readonly pairsFile: string;
 }
 
 const PATTERNS: readonly Pattern[] = ['uniform', 'round-robin', 'zipf'];
-type Side = 'on' | 'off';
+const SIDES = ['on', 'off', 'r'] as const;
+type Side = (typeof SIDES)[number];
 
 export async function scaleCases(ctx: BenchContext): Promise<void> {
   const datasets: Dataset[] = [];
@@ -58,7 +67,8 @@ export async function scaleCases(ctx: BenchContext): Promise<void> {
     const off = await startApi(ctx, `api-s${target}-off`, prefix, [], {
       API_NEAR_CACHE_ENTRIES: '0',
     });
-    datasets.push({ devices: w.deviceCount, prefix, on, off, pairsFile });
+    const r = await startOneReadServer(ctx, `one-read-s${target}`, prefix, w.apps);
+    datasets.push({ devices: w.deviceCount, prefix, on, off, r, pairsFile });
   }
   await waitForQuietRedis(ctx.redis);
   const run = (d: Dataset, side: Side, pattern: Pattern, durationS: number) =>
@@ -69,14 +79,13 @@ export async function scaleCases(ctx: BenchContext): Promise<void> {
       { api: d[side].child.pid },
     );
   // Warm-up: JIT and script caches, on both sides.
-  for (const d of datasets)
-    for (const side of ['on', 'off'] as const) await run(d, side, 'uniform', 2);
+  for (const d of datasets) for (const side of SIDES) await run(d, side, 'uniform', 2);
   // dataset -> pattern -> side -> runs
   const results = new Map<number, Map<Pattern, Record<Side, { rps: number[]; p99: number[] }>>>();
   for (let i = 0; i < ctx.opts.alternations; i++) {
     for (const pattern of PATTERNS) {
       for (const d of datasets) {
-        for (const side of ['on', 'off'] as const) {
+        for (const side of SIDES) {
           const m = await run(d, side, pattern, ctx.opts.caseSeconds);
           if (m.result.non2xx > 0)
             ctx.notes.push(`scale ${d.devices} ${pattern} ${side}: ${m.result.non2xx} non-2xx`);
@@ -85,6 +94,7 @@ export async function scaleCases(ctx: BenchContext): Promise<void> {
           const cell = byPattern.get(pattern) ?? {
             on: { rps: [], p99: [] },
             off: { rps: [], p99: [] },
+            r: { rps: [], p99: [] },
           };
           byPattern.set(pattern, cell);
           cell[side].rps.push(m.result.rps);
@@ -96,11 +106,13 @@ export async function scaleCases(ctx: BenchContext): Promise<void> {
   const smallest = datasets[0] as Dataset;
   for (const pattern of PATTERNS) {
     const reference = spread(results.get(smallest.devices)?.get(pattern)?.on.rps ?? []);
+    const oneReadReference = spread(results.get(smallest.devices)?.get(pattern)?.r.rps ?? []);
     for (const d of datasets) {
       const cell = results.get(d.devices)?.get(pattern);
       if (!cell) continue;
       const on = spread(cell.on.rps);
       const off = spread(cell.off.rps);
+      const r = spread(cell.r.rps);
       const size = `${d.devices.toLocaleString('en-US')} devices`;
       const rows: Row[] = [
         {
@@ -123,6 +135,15 @@ export async function scaleCases(ctx: BenchContext): Promise<void> {
           target: '>= 0.95x',
           note: `p99 ${spread(cell.on.p99).median.toFixed(2)} / ${spread(cell.off.p99).median.toFixed(2)} ms`,
         },
+        {
+          section: 'scale',
+          name: `one-read baseline req/s at ${size}, ${pattern} (ratio to ${smallest.devices.toLocaleString('en-US')}): what no cache allows`,
+          unit: 'req/s',
+          candidate: r,
+          baseline: oneReadReference,
+          ratio: r.median / oneReadReference.median,
+          note: `defaults / one-read ${(on.median / r.median).toFixed(2)}x, near-cache off / one-read ${(off.median / r.median).toFixed(2)}x; p99 ${spread(cell.r.p99).median.toFixed(2)} ms`,
+        },
       ];
       for (const row of rows) {
         ctx.rows.push(row);
@@ -130,9 +151,6 @@ export async function scaleCases(ctx: BenchContext): Promise<void> {
       }
     }
   }
-  for (const d of datasets) {
-    await d.on.child.stop();
-    await d.off.child.stop();
-  }
+  for (const d of datasets) for (const side of SIDES) await d[side].child.stop();
   for (const d of datasets) await dropPrefix(ctx.redis, d.prefix);
 }

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import type { Redis } from 'ioredis';
 import type { LoadResult, LoadSpec } from '../load/load-spec.js';
 import { BENCH_ONLINE_WINDOW_SECONDS } from '../workload/direct-write.js';
+import type { AppSpec } from '../workload/plan.js';
 import { cpuMeter, type Pids } from './cpu.js';
 import type { BenchOptions } from './options.js';
 import { type Child, freePort, httpOk, startChild, waitUntil } from './processes.js';
@@ -85,6 +86,34 @@ export async function startBaselineServer(ctx: BenchContext, bodiesFile: string)
   );
   const origin = `http://127.0.0.1:${port}`;
   await waitUntil('baseline server ready', () => httpOk(`${origin}/healthz`), 60_000, child);
+  return { child, origin };
+}
+
+/** The miss baseline: one Redis read per request (bench/servers/one-read-server.ts). */
+export async function startOneReadServer(
+  ctx: BenchContext,
+  name: string,
+  prefix: string,
+  apps: readonly AppSpec[],
+): Promise<Server> {
+  // It knows each key's application from this file: it does no authentication of its own.
+  const applicationsFile = join(ctx.dir, `${name}-applications.json`);
+  writeFileSync(
+    applicationsFile,
+    JSON.stringify(Object.fromEntries(apps.map((a) => [a.key.apiKey, a.applicationId]))),
+  );
+  const port = await freePort();
+  const child = track(
+    ctx,
+    startChild({
+      name,
+      script: 'bench/servers/one-read-server.ts',
+      args: [REDIS_URL, prefix, applicationsFile, String(port), BASE_PATH],
+      logDir: ctx.dir,
+    }),
+  );
+  const origin = `http://127.0.0.1:${port}`;
+  await waitUntil(`${name} ready`, () => httpOk(`${origin}/healthz`), 60_000, child);
   return { child, origin };
 }
 
