@@ -2,6 +2,8 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Pool } from 'undici';
 import { topicSpecs } from '../../consumers/kafka/topics.js';
+import { accessFactKeys } from '../../src/read-model/access-facts.js';
+import { createKeys } from '../../src/read-model/keys.js';
 import {
   BASE_PATH,
   type BenchContext,
@@ -55,6 +57,19 @@ export async function buildThroughKafka(
       if (consumer.child.process.exitCode !== null) throw new Error('build consumer exited');
       await new Promise((r) => setTimeout(r, 200));
     }
+  }
+  // The access worker derives each (application, installation) pair after its batch committed
+  // (docs/access.md): built means no partition of the access topic has work recorded.
+  const facts = accessFactKeys(createKeys(prefix));
+  const accessSpec = topicSpecs(topics).find((spec) => spec.topic === topics.access);
+  const workSets = Array.from({ length: accessSpec?.numPartitions ?? 0 }, (_, p) =>
+    facts.work(topics.access, p),
+  );
+  const deadline = Date.now() + 900_000;
+  while ((await Promise.all(workSets.map((key) => ctx.redis.scard(key)))).some((n) => n > 0)) {
+    if (Date.now() > deadline) throw new Error('build: access pairs not derived in time');
+    if (consumer.child.process.exitCode !== null) throw new Error('build consumer exited');
+    await new Promise((r) => setTimeout(r, 200));
   }
   const seconds = (performance.now() - t0) / 1000;
   await consumer.child.stop();
