@@ -51,6 +51,13 @@ describe('client: quota headers', () => {
     expect(spacingMs({ ...state, remaining: 0 }, 1_000)).toBe(8_000);
   });
 
+  it('spaces by what the next request likely costs: a tenth after a 304', () => {
+    const state = { limit: 10, windowSeconds: 60, remaining: 4, resetAtMs: 9_000 };
+    expect(spacingMs(state, 1_000, 0.1)).toBe(200);
+    // `r` is whole units rounded down: at 0 the tenths that may be left are not counted on.
+    expect(spacingMs({ ...state, remaining: 0 }, 1_000, 0.1)).toBe(8_000);
+  });
+
   it('reads Retry-After as seconds or an HTTP-date', () => {
     expect(parseRetryAfter('5', 0)).toBe(5_000);
     expect(parseRetryAfter(new Date(10_000).toUTCString(), 4_000)).toBe(6_000);

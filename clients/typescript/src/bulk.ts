@@ -1,4 +1,4 @@
-import type { Transport } from './transport.js';
+import type { Deadline, Transport } from './transport.js';
 import type {
   BulkEnergyFlowResponse,
   CallOptions,
@@ -50,15 +50,25 @@ export async function getEnergyFlows(
 ): Promise<BulkEnergyFlowResult> {
   const chunks = chunkIds(ids);
   const answers = new Array<Awaited<ReturnType<typeof readChunk>>>(chunks.length);
+  // One deadline for the whole call; the first failure stops the rest (no quota spent on
+  // answers that would be thrown away): no new chunk starts, requests in flight are aborted.
+  const deadline = transport.deadline(options);
+  const stop = new AbortController();
+  const signal = options.signal ? AbortSignal.any([options.signal, stop.signal]) : stop.signal;
   let next = 0;
   const worker = async () => {
-    while (next < chunks.length) {
+    while (!signal.aborted && next < chunks.length) {
       const i = next++;
-      answers[i] = await readChunk(transport, chunks[i] as number[], options);
+      try {
+        answers[i] = await readChunk(transport, chunks[i] as number[], signal, deadline);
+      } catch (error) {
+        stop.abort(error); // the first failure is the reason; later ones change nothing
+      }
     }
   };
   const concurrency = Math.max(1, Math.min(options.concurrency ?? 4, chunks.length));
   await Promise.all(Array.from({ length: concurrency }, worker));
+  signal.throwIfAborted();
   const flows: InstallationFlow[] = [];
   const notFound: number[] = [];
   let lastModified: Date | null = null;
@@ -82,9 +92,10 @@ export async function getEnergyFlows(
   };
 }
 
-function readChunk(transport: Transport, ids: number[], options: CallOptions) {
+function readChunk(transport: Transport, ids: number[], signal: AbortSignal, deadline: Deadline) {
   return transport.read<BulkEnergyFlowResponse>(
     `/getInstallationsCurrentEnergyFlow?installationIds=${ids.join(',')}`,
-    options,
+    { signal },
+    deadline,
   );
 }

@@ -39,7 +39,10 @@ export interface PageOptions extends CallOptions {
 export interface ReadApiClient {
   /** getInstallations: every installation the key may read, or one page of them. */
   getInstallations(options?: PageOptions): Promise<ApiResult<InstallationsResponse>>;
-  /** Every installation the key may read, page by page (`limit` per request, default 1,000). */
+  /**
+   * Every installation the key may read, page by page (`limit` per request, default 1,000).
+   * `timeoutMs` bounds the iterator's own time over all pages, not the time of the loop body.
+   */
   installations(options?: PageOptions): AsyncGenerator<Installation, void, undefined>;
   /** getInstallationDevices: the last-known state of the installation's devices. */
   getInstallationDevices(
@@ -85,20 +88,28 @@ export function createReadApiClient(options: ClientOptions): ReadApiClient {
     return `${path}?installationId=${id}`;
   };
 
-  const getInstallations = (page: PageOptions = {}) => {
+  const installationsPath = (page: PageOptions) => {
     const query = new URLSearchParams();
     if (page.limit !== undefined) query.set('limit', String(page.limit));
     if (page.cursor !== undefined) query.set('cursor', page.cursor);
-    const qs = query.size > 0 ? `?${query}` : '';
-    return transport.read<InstallationsResponse>(`/getInstallations${qs}`, page);
+    return query.size > 0 ? `/getInstallations?${query}` : '/getInstallations';
   };
 
   return {
-    getInstallations,
+    getInstallations: (page = {}) =>
+      transport.read<InstallationsResponse>(installationsPath(page), page),
     async *installations(page = {}) {
+      // One deadline for the iterator's own time, every page with its retries and waits; the
+      // time the caller's loop spends between pages is not counted against it.
+      const { timeoutMs } = transport.deadline(page);
+      let spentMs = 0;
       let cursor = page.cursor;
       do {
-        const { body } = await getInstallations({ ...page, limit: page.limit ?? 1_000, cursor });
+        const startedMs = now();
+        const deadline = { atMs: startedMs + timeoutMs - spentMs, timeoutMs };
+        const path = installationsPath({ ...page, limit: page.limit ?? 1_000, cursor });
+        const { body } = await transport.read<InstallationsResponse>(path, page, deadline);
+        spentMs += now() - startedMs;
         yield* body.installations;
         cursor = body.nextCursor;
       } while (cursor !== undefined);

@@ -39,11 +39,13 @@ export function parseRetryAfter(value: string | null, nowMs: number): number | n
 
 /**
  * How long after `nowMs` the next request should start so the budget lasts until the window
- * resets: the time left spread evenly over the requests left (none left: wait for the reset).
+ * resets: the time left spread evenly over the units left, the next request counted at
+ * `costUnits` (1, or 0.1 when the last answer was a 304 and the next is likely one too). With
+ * none left (`r` is whole units rounded down, so up to 0.9 may remain): wait for the reset.
  * Spacing, not a ban: a poller slower than this never waits.
  */
-export function spacingMs(state: RateLimitState, nowMs: number): number {
+export function spacingMs(state: RateLimitState, nowMs: number, costUnits = 1): number {
   const untilReset = Math.max(0, state.resetAtMs - nowMs);
   if (state.remaining <= 0) return untilReset;
-  return untilReset / state.remaining;
+  return (untilReset * costUnits) / state.remaining;
 }

@@ -30,47 +30,88 @@ export interface TransportOptions {
   readonly random: () => number;
 }
 
+/** When a call must be done: one per call, shared by all its requests (bulk chunks, pages). */
+export interface Deadline {
+  /** ms since the epoch, by the transport's clock. */
+  readonly atMs: number;
+  /** The call's `timeoutMs`, the figure its TimeoutError reports. */
+  readonly timeoutMs: number;
+}
+
 export interface Transport {
-  read<T>(pathAndQuery: string, call?: CallOptions): Promise<ApiResult<T>>;
+  /** One request; `deadline` when it is part of a larger call, else its own from `call`. */
+  read<T>(pathAndQuery: string, call?: CallOptions, deadline?: Deadline): Promise<ApiResult<T>>;
+  /** The deadline of a call starting now: `call.timeoutMs`, or the client's. */
+  deadline(call?: CallOptions): Deadline;
   /** The quota as the last answer told it; null before any, or when quotas are off. */
   rateLimit(): RateLimitState | null;
 }
 
 /** Answers worth another attempt of a read: the server asks to come back, or failed for now. */
 const RETRIABLE_STATUS = new Set([408, 429, 500, 502, 503, 504]);
+/** A 304 costs a tenth of a request (docs/api.md "Quotas"). */
+const NOT_MODIFIED_COST_UNITS = 0.1;
 
 export function createTransport(options: TransportOptions): Transport {
   const base = options.baseUrl.replace(/\/+$/, '');
   let quota: RateLimitState | null = null;
   // Earliest start of the next request: quota spacing and a server's Retry-After both push it.
   let nextStartMs = 0;
+  // What the last answer cost, quota units: the next request is spaced as if it costs the same.
+  let lastCostUnits = 1;
 
-  /** Reserves the next start slot and waits for it; throws when it lies past the deadline. */
-  async function waitTurn(signal: AbortSignal, deadlineMs: number): Promise<void> {
+  /**
+   * Reserves the next start slot and waits for it. A slot past the deadline is not reserved (the
+   * call fails at once), and a wait cut short gives its slot back unless a later one was reserved
+   * after it, so a failed call does not delay the calls that come after it.
+   */
+  async function waitTurn(signal: AbortSignal, deadline: Deadline): Promise<void> {
     const now = options.now();
     const start = Math.max(now, nextStartMs);
-    if (options.pacing && quota !== null) nextStartMs = start + spacingMs(quota, start);
+    if (start > deadline.atMs) throw new TimeoutError(deadline.timeoutMs);
+    const before = nextStartMs;
+    if (options.pacing && quota !== null) {
+      nextStartMs = start + spacingMs(quota, start, lastCostUnits);
+    }
+    const reserved = nextStartMs;
     if (start <= now) return;
-    if (start > deadlineMs) throw new TimeoutError(deadlineMs - now);
-    await sleep(start - now, signal);
+    try {
+      await sleep(start - now, signal);
+    } catch (error) {
+      if (nextStartMs === reserved) nextStartMs = before;
+      throw error;
+    }
   }
 
-  async function read<T>(pathAndQuery: string, call: CallOptions = {}): Promise<ApiResult<T>> {
-    const url = base + pathAndQuery;
+  function startDeadline(call: CallOptions = {}): Deadline {
     const timeoutMs = call.timeoutMs ?? options.timeoutMs;
-    const deadlineMs = options.now() + timeoutMs;
-    const deadline = new AbortController();
-    const timer = setTimeout(() => deadline.abort(new TimeoutError(timeoutMs)), timeoutMs);
-    const signal = call.signal ? AbortSignal.any([call.signal, deadline.signal]) : deadline.signal;
+    return { atMs: options.now() + timeoutMs, timeoutMs };
+  }
+
+  async function read<T>(
+    pathAndQuery: string,
+    call: CallOptions = {},
+    deadline: Deadline = startDeadline(call),
+  ): Promise<ApiResult<T>> {
+    const url = base + pathAndQuery;
+    const deadlineMs = deadline.atMs;
+    const leftMs = deadlineMs - options.now();
+    if (leftMs <= 0) throw new TimeoutError(deadline.timeoutMs);
+    const expiry = new AbortController();
+    const timer = setTimeout(() => expiry.abort(new TimeoutError(deadline.timeoutMs)), leftMs);
+    const signal = call.signal ? AbortSignal.any([call.signal, expiry.signal]) : expiry.signal;
     try {
       for (let attempt = 0; ; attempt++) {
-        await waitTurn(signal, deadlineMs);
+        await waitTurn(signal, deadline);
         const cached = options.cache?.get(url);
         const headers: Record<string, string> = { 'api-key': options.apiKey };
         if (cached) headers['if-none-match'] = cached.etag;
         let res: Response;
+        // A 200's body is read here: a connection lost midway through it is a connection error.
+        let text: string | null = null;
         try {
           res = await options.fetch(url, { headers, signal });
+          if (res.status === 200) text = await res.text();
         } catch (error) {
           if (signal.aborted) throw signal.reason;
           if (attempt + 1 >= options.retry.maxAttempts) throw new NetworkError(error);
@@ -79,11 +120,12 @@ export function createTransport(options: TransportOptions): Transport {
         }
         const now = options.now();
         quota = parseRateLimit(res.headers, now) ?? quota;
+        if (res.status !== 429) lastCostUnits = res.status === 304 ? NOT_MODIFIED_COST_UNITS : 1;
         if (res.status === 304 && cached) {
           // A 304 carries no Last-Modified: the data age is the cached body's.
           return notModified(cached.body as T, cached.etag, cached.lastModified);
         }
-        if (res.status === 200) return await success<T>(url, res);
+        if (text !== null) return success<T>(url, res, text);
         const failure = await apiError(res, now);
         if (!RETRIABLE_STATUS.has(res.status) || attempt + 1 >= options.retry.maxAttempts) {
           throw failure;
@@ -109,8 +151,7 @@ export function createTransport(options: TransportOptions): Transport {
     await sleep(Math.min(ms, Math.max(0, deadlineMs - options.now())), signal);
   }
 
-  async function success<T>(url: string, res: Response): Promise<ApiResult<T>> {
-    const text = await res.text();
+  function success<T>(url: string, res: Response, text: string): ApiResult<T> {
     let body: T;
     try {
       body = JSON.parse(text) as T;
@@ -141,7 +182,7 @@ export function createTransport(options: TransportOptions): Transport {
     return { body, status: 304, notModified: true, etag, lastModified, rateLimit: quota };
   }
 
-  return { read, rateLimit: () => quota };
+  return { read, deadline: startDeadline, rateLimit: () => quota };
 }
 
 /** The error an answer other than 200/304 stands for; its body is read (and so released). */
