@@ -44,6 +44,12 @@ export interface StreamDeps {
 /** The server's heartbeat is at most 15 s apart (docs/api.md): three missed, the link is gone. */
 const DEFAULT_IDLE_TIMEOUT_MS = 45_000;
 const DEFAULT_BACKOFF: BackoffOptions = { baseDelayMs: 250, maxDelayMs: 15_000 };
+/**
+ * A stream that stayed open this long (one heartbeat interval) was healthy: the next reconnect
+ * starts the backoff over. One that ends sooner, even after sending events (a proxy that answers
+ * and closes), counts as a failed attempt, so such a loop backs off instead of spinning.
+ */
+const HEALTHY_STREAM_MS = 15_000;
 const REVOKED_STATUS: Partial<Record<ErrorCode, number>> = { UNAUTHORIZED: 401, DOESNT_EXIST: 404 };
 
 export async function* streamEnergyFlow(
@@ -57,6 +63,7 @@ export async function* streamEnergyFlow(
   let lastId = options.lastEventId ?? null;
   let opened = false;
   let attempt = 0;
+  let openedAtMs: number | null = null; // when the current stream answered 200
   for (;;) {
     options.signal?.throwIfAborted();
     const link = new AbortController();
@@ -75,11 +82,10 @@ export async function* streamEnergyFlow(
         failure = error;
       } else {
         opened = true;
+        openedAtMs = deps.now();
         options.onOpen?.();
         const parser = createSseParser();
-        for await (const event of events(res, link, idleTimeoutMs, parser, () => {
-          attempt = 0; // bytes arrive: the link is healthy again
-        })) {
+        for await (const event of events(res, link, idleTimeoutMs, parser)) {
           if (event.event === 'revoked') throw revoked(event, installationId);
           if (event.event !== 'energyFlow' || event.id === undefined || event.id === lastId) {
             continue;
@@ -99,6 +105,8 @@ export async function* streamEnergyFlow(
     } finally {
       link.abort();
     }
+    if (openedAtMs !== null && deps.now() - openedAtMs >= HEALTHY_STREAM_MS) attempt = 0;
+    openedAtMs = null;
     const retryAfter = (failure as { retryAfterMs?: number | null }).retryAfterMs ?? null;
     const delayMs =
       retryAfter !== null
@@ -110,28 +118,32 @@ export async function* streamEnergyFlow(
   }
 }
 
-/** The SSE events of a response; aborts `link` when nothing arrives for `idleTimeoutMs`. */
+/**
+ * The SSE events of a response; aborts `link` when a read waits `idleTimeoutMs` for bytes. The
+ * clock runs only while a read is pending: while the caller handles an event (the generator is
+ * suspended at a yield) the link is not judged idle, however long that takes.
+ */
 async function* events(
   res: Response,
   link: AbortController,
   idleTimeoutMs: number,
   parser: ReturnType<typeof createSseParser>,
-  onBytes: () => void,
 ): AsyncGenerator<SseEvent> {
   if (res.body === null) return;
   const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
-  let idle = setTimeout(() => link.abort(new Error('stream idle')), idleTimeoutMs);
   try {
     for (;;) {
-      const { done, value } = await reader.read();
-      if (done) return;
-      clearTimeout(idle);
-      idle = setTimeout(() => link.abort(new Error('stream idle')), idleTimeoutMs);
-      onBytes();
-      yield* parser.push(value);
+      const idle = setTimeout(() => link.abort(new Error('stream idle')), idleTimeoutMs);
+      let chunk: Awaited<ReturnType<typeof reader.read>>;
+      try {
+        chunk = await reader.read();
+      } finally {
+        clearTimeout(idle);
+      }
+      if (chunk.done) return;
+      yield* parser.push(chunk.value);
     }
   } finally {
-    clearTimeout(idle);
     reader.cancel().catch(() => undefined);
   }
 }
