@@ -8,8 +8,8 @@ import { recordingFetch } from './support/client-recorder.js';
 // the RateLimit headers so that it is never refused in steady state, and when refused (someone
 // else spent the budget) it waits Retry-After, once, instead of retrying into more 429s.
 describe('client: quotas', () => {
-  // The API's clock runs ahead of the wall clock by `offset`: each test starts 3.5 s before the
-  // end of a quota window (windows are aligned to the minute), so it sees a reset in seconds.
+  // The API's clock runs ahead of the wall clock by `offset`; each test puts it where it needs it
+  // in a quota window of its own (windows are aligned to the minute), whatever ran before.
   let offset = 0;
   const api = testApi({
     clock: () => Date.now() + offset,
@@ -21,11 +21,14 @@ describe('client: quotas', () => {
   let origin = '';
   let nextApp = 420;
 
-  const endOfWindowSoon = () => {
+  /** Moves the API's clock forward to `msIntoWindow` of the next quota window. */
+  const clockAt = (msIntoWindow: number) => {
     const now = Date.now() + offset;
-    const target = (Math.floor(now / 60_000) + 1) * 60_000 + 56_500;
+    const target = (Math.floor(now / 60_000) + 1) * 60_000 + msIntoWindow;
     offset += target - now;
   };
+  /** 3.5 s before a window ends: a test sees a reset in seconds. */
+  const endOfWindowSoon = () => clockAt(56_500);
   const liveKey = async () => {
     const key = newApiKey();
     const app = nextApp++;
@@ -113,7 +116,7 @@ describe('client: quotas', () => {
 
   it('does not start a wait past its deadline: the 429 comes back typed, at once', async () => {
     const { key } = await liveKey();
-    offset += 5_000; // a fresh window with most of its minute left
+    clockAt(1_500); // a fresh window with most of its minute left
     for (let i = 0; i < 10; i++) {
       const res = await fetch(
         `${origin}${base}/getInstallationCurrentEnergyFlow?installationId=${id}`,

@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
   ERROR_CODES,
@@ -14,11 +15,19 @@ import type { ErrorCode as ClientErrorCode } from '../../clients/typescript/src/
 const ROOT = join(import.meta.dirname, '../..');
 const CLIENT = join(ROOT, 'clients/typescript');
 
+/** The generator's CLI as the client package resolves it (hoisted to the root or not). */
+function openapiTypescriptCli(): string {
+  const require = createRequire(join(CLIENT, 'package.json'));
+  const manifest = require.resolve('openapi-typescript/package.json');
+  const { bin } = JSON.parse(readFileSync(manifest, 'utf8')) as { bin: Record<string, string> };
+  return join(dirname(manifest), bin['openapi-typescript'] as string);
+}
+
 describe('client types', () => {
   it('are what openapi-typescript makes of docs/openapi.json today', () => {
     const generated = execFileSync(
       process.execPath,
-      [join(CLIENT, 'node_modules/openapi-typescript/bin/cli.js'), join(ROOT, 'docs/openapi.json')],
+      [openapiTypescriptCli(), join(ROOT, 'docs/openapi.json')],
       { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] },
     );
     const committed = readFileSync(join(CLIENT, 'src/generated/openapi.ts'), 'utf8');
