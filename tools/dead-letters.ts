@@ -1,11 +1,12 @@
 import { userInfo } from 'node:os';
-import { Kafka, type LogEntry, logLevel } from 'kafkajs';
 import { z } from 'zod';
-import { registerCodecs } from '../consumers/kafka/codecs.js';
-import { createKafkajsClient } from '../consumers/kafka/kafkajs-client.js';
-import { dropNegativeTimeoutWarning } from '../consumers/kafka/negative-timeout.js';
+import { createKafkajs, createKafkajsClient } from '../consumers/kafka/kafkajs-client.js';
 import { loadConfig } from '../src/config.js';
-import { REJECT_REASONS, replayLogTopic } from '../src/domain/dead-letter.js';
+import {
+  REJECT_REASONS,
+  replayLogTopic,
+  replayTransactionalId,
+} from '../src/domain/dead-letter.js';
 import { createCliLogger, parseCli, runCli, UsageError } from './cli.js';
 import {
   countsByReason,
@@ -14,6 +15,7 @@ import {
   listLine,
   matches,
   printable,
+  sourceId,
 } from './dead-letters/dead-letter-view.js';
 import { readDeadLetters, readReplayLog, replayDeadLetters } from './dead-letters/replay.js';
 
@@ -93,14 +95,13 @@ runCli(USAGE, async () => {
   const args = parseCli(rest, OPTIONS, argsSchema);
   const config = loadConfig();
   const logger = createCliLogger({ level: config.logLevel, name: 'dead-letters' });
-  registerCodecs();
-  dropNegativeTimeoutWarning();
-  const kafka = new Kafka({
+  const clientOptions = {
+    brokers: config.kafka.brokers,
     clientId: `${config.kafka.clientId}-dead-letters`,
-    brokers: [...config.kafka.brokers],
-    logLevel: logLevel.WARN,
-    logCreator: () => (e: LogEntry) => logger.warn({ ns: e.namespace }, e.log.message),
-  });
+    logger,
+  };
+  // kafkajs itself for the transactional replay and the reads; the service's client for topics.
+  const kafka = createKafkajs(clientOptions);
 
   const dlq = config.topics.deadletter;
   const filter: Filter = {
@@ -113,13 +114,15 @@ runCli(USAGE, async () => {
     ...(args.id !== undefined && { ids: args.id }),
   };
   const log = await readReplayLog(kafka, dlq);
-  const letters: DeadLetter[] = (await readDeadLetters(kafka, dlq))
-    .filter((d) => matches(d, filter))
-    .filter((d) => !args['not-replayed'] || !log.has(d.id));
+  const letters: DeadLetter[] = await readDeadLetters(
+    kafka,
+    dlq,
+    (d) => matches(d, filter) && !(args['not-replayed'] && log.has(sourceId(d))),
+  );
 
   if (command === 'list' || command === 'show') {
     for (const d of letters) {
-      const replayed = log.get(d.id);
+      const replayed = log.get(sourceId(d));
       if (args.json || command === 'show') {
         const view = printable(d, replayed ? `${replayed.at} by ${replayed.by}` : null);
         out(args.json ? JSON.stringify(view) : JSON.stringify(view, null, 2));
@@ -134,16 +137,12 @@ runCli(USAGE, async () => {
     return;
   }
 
-  const admin = await createKafkajsClient({
-    brokers: config.kafka.brokers,
-    clientId: `${config.kafka.clientId}-dead-letters`,
-    logger,
-  }).createAdmin();
+  const admin = await createKafkajsClient(clientOptions).createAdmin();
   try {
     const report = await replayDeadLetters({
       kafka,
       topics: config.topics,
-      transactionalId: `${config.kafka.clientId}-dead-letters-replay`,
+      transactionalId: replayTransactionalId(dlq),
       letters,
       options: {
         dryRun: !args.execute,

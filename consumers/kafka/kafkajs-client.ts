@@ -32,10 +32,13 @@ export interface KafkajsClientOptions {
   readonly logger: Logger;
 }
 
-export function createKafkajsClient(options: KafkajsClientOptions): KafkaClient {
+/** kafkajs as every process here sets it up; for a tool that needs kafkajs itself (transactions). */
+export function createKafkajs(
+  options: Pick<KafkajsClientOptions, 'brokers' | 'clientId' | 'logger'>,
+): Kafka {
   registerCodecs();
   dropNegativeTimeoutWarning();
-  const kafka = new Kafka({
+  return new Kafka({
     clientId: options.clientId,
     brokers: [...options.brokers],
     logLevel: KafkaLogLevel.WARN,
@@ -43,6 +46,10 @@ export function createKafkajsClient(options: KafkajsClientOptions): KafkaClient 
     // An outage delays work: keep reconnecting instead of giving up after kafkajs' default 5 tries.
     retry: { initialRetryTime: 200, maxRetryTime: 5_000, retries: Number.MAX_SAFE_INTEGER },
   });
+}
+
+export function createKafkajsClient(options: KafkajsClientOptions): KafkaClient {
+  const kafka = createKafkajs(options);
 
   return {
     createConsumer: (consumerOptions) => createConsumer(kafka, consumerOptions),

@@ -176,7 +176,10 @@ function replayRecordMessage(): Json {
     payload,
     bindings: {
       kafka: {
-        key: { type: 'string', description: 'the dead letter, `<topic>:<partition>:<offset>`' },
+        key: {
+          type: 'string',
+          description: 'where the replayed message was refused, `<topic>:<partition>:<offset>`',
+        },
         bindingVersion: BINDING,
       },
     },
@@ -235,7 +238,7 @@ export function buildAsyncApiDocument(config: Pick<Config, 'topics' | 'consumer'
     deadLetterReplays: channel(
       replays,
       { numPartitions: 1, cleanupPolicy: 'compact' },
-      'The replay log of tools/dead-letters.ts: one record per dead letter sent back, written in the same Kafka transaction as the replay. It makes a replay idempotent and is its audit.',
+      'The replay log of tools/dead-letters.ts: one record per message sent back (two dead letters of one message, after a consumer redelivery, are replayed once), written in the same Kafka transaction as the replay. It makes a replay idempotent and is its audit.',
       { replayRecord: replayRecordMessage() },
     ),
   };

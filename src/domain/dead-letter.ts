@@ -44,12 +44,21 @@ export type RejectReason = keyof typeof REJECT_REASON_MEANINGS;
 export const REJECT_REASONS = Object.keys(REJECT_REASON_MEANINGS) as readonly RejectReason[];
 
 /**
- * The replay log: one record per dead letter the tool sent back, keyed by the dead letter's
- * coordinates. It is what makes a replay idempotent and the audit of who replayed what; it
- * lives on Kafka beside the dead letters (compacted: one record per dead letter, kept), not in
+ * The replay log: one record per message the tool sent back, keyed by the message's source
+ * coordinates (`topic:partition:offset` where it was refused), not by its dead letter's: a
+ * consumer that redelivers a batch can dead-letter one message twice, and the message is
+ * replayed once. It is what makes a replay idempotent and the audit of who replayed what; it
+ * lives on Kafka beside the dead letters (compacted: one record per message, kept), not in
  * Redis, which is the disposable read model a rebuild empties.
  */
 export const replayLogTopic = (deadLetterTopic: string): string => `${deadLetterTopic}.replays`;
+
+/**
+ * The one transactional id of every replay from `deadLetterTopic`, whoever runs it and with
+ * whatever KAFKA_CLIENT_ID: starting a run fences any other still open on the same replay log.
+ */
+export const replayTransactionalId = (deadLetterTopic: string): string =>
+  `${deadLetterTopic}.replayer`;
 
 const offsetText = z.string().regex(/^\d+$/);
 const coordinates = z.object({
@@ -60,9 +69,12 @@ const coordinates = z.object({
 
 export const replayRecordSchema = z.object({
   type: z.literal('deadLetter.replayed'),
-  /** The dead letter sent back (also the record's key: `topic:partition:offset`). */
+  /** The dead letter sent back. */
   deadLetter: coordinates,
-  /** Where the message was refused first; its replay went back to this topic. */
+  /**
+   * Where the message was refused; its replay went back to this topic. Also the record's key
+   * (`topic:partition:offset`); the tool reads it from here, not from the key.
+   */
   source: coordinates,
   reason: z.string(),
   /** 1 for the first replay of this message, more when a replay was dead-lettered again. */

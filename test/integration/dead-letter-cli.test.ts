@@ -116,7 +116,7 @@ describe('dead-letters command', () => {
   it('replays only as a dry run without --execute, writing nothing', async () => {
     const lines = await tool('replay', '--reason', 'schema_violation');
     expect(lines).toEqual([
-      `would send ${dlq}:0:1 -> ${topics.telemetry}:0 (replay 1)`,
+      `would send ${dlq}:0:1 -> ${topics.telemetry} (partition by key) (replay 1)`,
       'dry run: 1 to send, 0 skipped; add --execute to send',
     ]);
     const ends = await admin.endOffsets(dlq);

@@ -1,8 +1,13 @@
-import { Kafka, logLevel } from 'kafkajs';
+import { Kafka, logLevel, Partitioners } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Producer } from '../../consumers/kafka/client.js';
 import { registerCodecs } from '../../consumers/kafka/codecs.js';
-import { replayLogTopic } from '../../src/domain/dead-letter.js';
-import type { DeadLetter } from '../../tools/dead-letters/dead-letter-view.js';
+import {
+  type ReplayRecord,
+  replayLogTopic,
+  replayTransactionalId,
+} from '../../src/domain/dead-letter.js';
+import { type DeadLetter, sourceId } from '../../tools/dead-letters/dead-letter-view.js';
 import {
   type ReplayOptions,
   readDeadLetters,
@@ -15,12 +20,12 @@ import { devicesOf, type Harness, iso, startHarness } from './support/consumer-h
 // The dead-letter tool against real consumers, Kafka and Redis: a refused event replayed after
 // the fix is projected, once however often the replay runs; a poison event goes back to the
 // dead-letter topic with its count and is not replayed past the limit; a replay never moves
-// state backwards.
+// state backwards; one message dead-lettered twice is replayed once, to its key's partition.
 
 let h: Harness;
 let kafka: Kafka;
+let producer: Producer;
 let skewMs = -3_600_000; // the consumers' clock starts an hour behind: a fault to fix
-const transactionalId = uniqueId('replay-tx');
 const until = <T>(what: string, probe: () => Promise<T | undefined>) =>
   waitFor(what, probe, 30_000);
 
@@ -51,7 +56,7 @@ function replay(letters: readonly DeadLetter[], o: Partial<ReplayOptions> = {}) 
   return replayDeadLetters({
     kafka,
     topics: h.config.topics,
-    transactionalId,
+    transactionalId: replayTransactionalId(h.config.topics.deadletter),
     letters,
     options: options(o),
     ensureLogTopic: async () => {
@@ -77,10 +82,30 @@ beforeAll(async () => {
   registerCodecs();
   kafka = new Kafka({ brokers: kafkaBrokers(), logLevel: logLevel.NOTHING });
   h = await startHarness('dlq-replay', { clock: () => Date.now() + skewMs });
+  producer = testKafkaClient().createProducer();
+  await producer.connect();
 });
 afterAll(async () => {
+  await producer?.disconnect();
   await h?.stop();
 });
+
+/** The partition the producers' partitioner (murmur2 of the key) gives `key` on `topic`. */
+async function partitionOfKey(topic: string, key: string): Promise<number> {
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    const { topics } = await admin.fetchTopicMetadata({ topics: [topic] });
+    const partitionMetadata = topics[0]?.partitions ?? [];
+    return Partitioners.DefaultPartitioner()({
+      topic,
+      partitionMetadata,
+      message: { key, value: null },
+    });
+  } finally {
+    await admin.disconnect();
+  }
+}
 
 describe('replaying dead letters', () => {
   it('projects a refused event once the consumer is fixed, once however often it runs', async () => {
@@ -127,7 +152,7 @@ describe('replaying dead letters', () => {
     });
     expect(await applied()).toBe(appliedAfterFirst + 1);
 
-    const audit = (await readReplayLog(kafka, h.config.topics.deadletter)).get(refused.id);
+    const audit = (await readReplayLog(kafka, h.config.topics.deadletter)).get(sourceId(refused));
     expect(audit).toMatchObject({
       by: 'test-operator',
       run: first.run,
@@ -194,5 +219,125 @@ describe('replaying dead letters', () => {
     const device = (await devicesOf(h, inst))['evCharger:1'];
     expect(device?.powerAc).toBe(2);
     expect(device?.lastSeenDate).toBe(iso(t2).replace(/\.\d+Z$/, '+00:00'));
+  });
+});
+
+describe('a message dead-lettered twice (a consumer redelivery)', () => {
+  it('is replayed once, to the partition its key has now', async () => {
+    const inst = 7401;
+    const telemetry = h.config.topics.telemetry;
+    const keyPartition = await partitionOfKey(telemetry, String(inst));
+    // Refused on another partition than its key's now: the topic had fewer partitions then.
+    const sourcePartition = keyPartition === 0 ? 1 : 0;
+    const marker = uniqueId('redelivered');
+    // A device of its own: devices are unique across installations, and one seen later elsewhere
+    // would make these events stale.
+    const event = (atMs: number, state: object) => ({
+      ...battery(inst, atMs, state),
+      deviceId: 74,
+    });
+    const copy = {
+      key: String(inst),
+      // Two hours old: accepted whatever the consumers' clock skew is now.
+      value: JSON.stringify(event(Date.now() - 7_200_000, { soe: 55 })),
+      headers: {
+        'x-source-topic': telemetry,
+        'x-source-partition': String(sourcePartition),
+        'x-source-offset': '424242',
+        'x-reason': 'processing_error',
+        'x-detail': marker,
+      },
+    };
+    await producer.send(h.config.topics.deadletter, [copy, copy]);
+    const twins = await until('both dead letters', async () => {
+      const found = await readDeadLetters(
+        kafka,
+        h.config.topics.deadletter,
+        (d) => d.detail === marker,
+      );
+      return found.length === 2 ? found : undefined;
+    });
+    const [first, second] = twins as [DeadLetter, DeadLetter];
+    expect(sourceId(first)).toBe(sourceId(second));
+    const applied0 = await applied();
+
+    const dry = await replay(twins, { dryRun: true });
+    expect(dry.sent).toEqual([
+      { id: first.id, to: `${telemetry} (partition by key)`, replayCount: 1 },
+    ]);
+    const report = await replay(twins);
+    expect(report.sent).toEqual([
+      { id: first.id, to: `${telemetry}:${keyPartition}`, replayCount: 1 },
+    ]);
+    expect(report.skipped).toEqual([
+      { id: second.id, why: `the same message as ${first.id} (${sourceId(first)})` },
+    ]);
+    const again = await replay([second]);
+    expect(again.sent).toEqual([]);
+    expect(again.skipped[0]?.why).toMatch(new RegExp(`^already replayed .*${first.id}\\)$`));
+
+    await until('the replayed event projected', async () =>
+      (await devicesOf(h, inst))['battery:74']?.soe === 55 ? true : undefined,
+    );
+    // A later event with the same key, on the same partition: once it is applied, a second
+    // replay would have been too.
+    await h.send(telemetry, String(inst), event(Date.now() - 7_140_000, { soe: 56 }));
+    await until('the later event', async () =>
+      (await devicesOf(h, inst))['battery:74']?.soe === 56 ? true : undefined,
+    );
+    await h.counted('ingest_events_applied_total', applied0 + 2, { topic: telemetry });
+    expect(await applied()).toBe(applied0 + 2);
+  });
+
+  it('keeps a message without a key on its original partition', async () => {
+    const marker = uniqueId('keyless');
+    await producer.send(h.config.topics.deadletter, [
+      {
+        key: null,
+        value: null,
+        headers: {
+          'x-source-topic': h.config.topics.access,
+          'x-source-partition': '2',
+          'x-source-offset': '17',
+          'x-reason': 'invalid_key',
+          'x-detail': marker,
+        },
+      },
+    ]);
+    const keyless = await deadLetter((d) => d.detail === marker);
+    const dry = await replay([keyless], { dryRun: true });
+    expect(dry.sent.map((s) => s.to)).toEqual([`${h.config.topics.access}:2`]);
+  });
+});
+
+describe('the replay log', () => {
+  it('skips a record that is not a replay record, with a warning', async () => {
+    const dlq = `${uniqueId('dlq-log')}-deadletter`;
+    const admin = await testKafkaClient().createAdmin();
+    try {
+      await admin.ensureTopics([
+        { topic: replayLogTopic(dlq), numPartitions: 1, cleanupPolicy: 'compact' },
+      ]);
+    } finally {
+      await admin.disconnect();
+    }
+    const record: ReplayRecord = {
+      type: 'deadLetter.replayed',
+      deadLetter: { topic: dlq, partition: 0, offset: '3' },
+      source: { topic: 'device-telemetry.v1', partition: 1, offset: '9' },
+      reason: 'schema_violation',
+      replayCount: 1,
+      by: 'test-operator',
+      at: new Date().toISOString(),
+      run: 'r1',
+    };
+    await producer.send(replayLogTopic(dlq), [
+      { key: 'stray', value: 'not json {' },
+      { key: 'device-telemetry.v1:1:9', value: JSON.stringify(record) },
+    ]);
+    const warnings: string[] = [];
+    const log = await readReplayLog(kafka, dlq, (line) => warnings.push(line));
+    expect([...log.keys()]).toEqual(['device-telemetry.v1:1:9']);
+    expect(warnings).toEqual([`skipped ${replayLogTopic(dlq)}:0:0: not a replay record`]);
   });
 });

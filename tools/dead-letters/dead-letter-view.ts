@@ -53,6 +53,16 @@ export function toDeadLetter(topic: string, partition: number, m: KafkaMessage):
   };
 }
 
+/**
+ * The message a dead letter holds, by where it was refused (`topic:partition:offset`): a
+ * consumer that redelivers a batch can dead-letter one message twice, both share this. A dead
+ * letter without source headers is its own.
+ */
+export const sourceId = (d: DeadLetter): string =>
+  d.source.topic !== '' && d.source.partition >= 0 && d.source.offset !== ''
+    ? deadLetterId(d.source)
+    : d.id;
+
 export interface Filter {
   readonly topic?: string;
   readonly reason?: string;

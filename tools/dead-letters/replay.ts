@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { Kafka } from 'kafkajs';
+import { type Kafka, Partitioners } from 'kafkajs';
+import { PRODUCER_METADATA_MAX_AGE_MS } from '../../consumers/kafka/partitioned-send.js';
 import type { Config } from '../../src/config.js';
 import {
   DEAD_LETTER_HEADERS,
@@ -9,15 +10,18 @@ import {
   replayLogTopic,
   replayRecordSchema,
 } from '../../src/domain/dead-letter.js';
-import { type DeadLetter, toDeadLetter } from './dead-letter-view.js';
+import { type DeadLetter, sourceId, toDeadLetter } from './dead-letter-view.js';
 import { readTopic } from './topic-reader.js';
 
-// Sends chosen dead letters back to their source topic and partition with their original key,
-// value and headers plus the replay marker. Each chunk and its replay-log records go in one Kafka
-// transaction under one transactional id, so:
+// Sends chosen dead letters back to their source topic with their original key, value and
+// headers plus the replay marker; the key picks the partition, as for any producer. Each chunk
+// and its replay-log records go in one Kafka transaction under one transactional id per
+// dead-letter topic (replayTransactionalId), so:
 // - a replay is recorded exactly when it was sent (consumers read committed);
 // - a second run, even a concurrent one, finds it in the log and sends nothing: starting a run
 //   fences any earlier run still open, and the log is read only after that;
+// - the log, keyed by the message's source coordinates, sends a message dead-lettered twice (a
+//   consumer redelivery) once;
 // - the log is the audit: who, when, which dead letter, to where.
 
 export interface ReplayOptions {
@@ -49,21 +53,51 @@ const replayableTopics = (topics: Config['topics']) => [
   topics.access,
 ];
 
-/** Every dead letter on the topic, oldest first per partition. */
-export async function readDeadLetters(kafka: Kafka, topic: string): Promise<DeadLetter[]> {
-  return (await readTopic(kafka, topic)).map((r) => toDeadLetter(topic, r.partition, r.message));
+/** The dead letters on the topic that `keep` keeps, oldest first per partition. */
+export async function readDeadLetters(
+  kafka: Kafka,
+  topic: string,
+  keep: (d: DeadLetter) => boolean = () => true,
+): Promise<DeadLetter[]> {
+  return readTopic(kafka, topic, {
+    select: (partition, message) => {
+      const d = toDeadLetter(topic, partition, message);
+      return keep(d) ? d : undefined;
+    },
+  });
 }
 
+const toStderr = (line: string) => process.stderr.write(`${line}\n`);
+
+/**
+ * The replay log, by the source coordinates of each message replayed (see sourceId). A record
+ * that is not a replay record (not JSON, another shape) is skipped with a warning: one stray
+ * write must not stop every command.
+ */
 export async function readReplayLog(
   kafka: Kafka,
   deadLetterTopic: string,
+  warn: (line: string) => void = toStderr,
 ): Promise<Map<string, ReplayRecord>> {
-  const log = new Map<string, ReplayRecord>();
-  for (const { message } of await readTopic(kafka, replayLogTopic(deadLetterTopic))) {
-    const parsed = replayRecordSchema.safeParse(JSON.parse(message.value?.toString() ?? 'null'));
-    if (parsed.success) log.set(deadLetterId(parsed.data.deadLetter), parsed.data);
+  const topic = replayLogTopic(deadLetterTopic);
+  const records = await readTopic(kafka, topic, {
+    select: (partition, message) => {
+      const text = message.value?.toString('utf8');
+      const parsed = replayRecordSchema.safeParse(text === undefined ? null : jsonOrNull(text));
+      if (parsed.success) return parsed.data;
+      warn(`skipped ${topic}:${partition}:${message.offset}: not a replay record`);
+      return undefined;
+    },
+  });
+  return new Map(records.map((r) => [deadLetterId(r.source), r]));
+}
+
+function jsonOrNull(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return null;
   }
-  return log;
 }
 
 function replayHeaders(d: DeadLetter, count: number): Record<string, string> {
@@ -85,8 +119,9 @@ function whyNot(
   log: Map<string, ReplayRecord>,
   maxReplays: number,
 ): string | null {
-  const done = log.get(d.id);
-  if (done) return `already replayed at ${done.at} by ${done.by} (run ${done.run})`;
+  const done = log.get(sourceId(d));
+  if (done)
+    return `already replayed at ${done.at} by ${done.by} (run ${done.run}, ${deadLetterId(done.deadLetter)})`;
   if (!replayableTopics(topics).includes(d.source.topic))
     return `source topic ${JSON.stringify(d.source.topic)} is not an input topic`;
   if (d.value === null && d.reason !== 'invalid_key')
@@ -96,6 +131,19 @@ function whyNot(
   return null;
 }
 
+/** Where a replay goes: the topic, and the partition only when it is not the key's to choose. */
+function destination(d: DeadLetter): { topic: string; partition?: number } {
+  // A message without a key has no partition of its own (the partitioner would pick one at
+  // random) and no later event it could overtake: it goes back where it was first, so the plan
+  // names exactly where it lands.
+  return d.key === null
+    ? { topic: d.source.topic, partition: d.source.partition }
+    : { topic: d.source.topic };
+}
+
+const destinationText = (to: { topic: string; partition?: number }) =>
+  to.partition === undefined ? `${to.topic} (partition by key)` : `${to.topic}:${to.partition}`;
+
 export async function replayDeadLetters(deps: {
   kafka: Kafka;
   topics: Config['topics'];
@@ -103,6 +151,8 @@ export async function replayDeadLetters(deps: {
   letters: readonly DeadLetter[];
   options: ReplayOptions;
   ensureLogTopic: () => Promise<void>;
+  /** Where a warning goes (a stray record on the replay log); default stderr. */
+  warn?: (line: string) => void;
 }): Promise<ReplayReport> {
   const { kafka, topics, letters, options } = deps;
   const run = randomUUID();
@@ -112,27 +162,42 @@ export async function replayDeadLetters(deps: {
         transactionalId: deps.transactionalId,
         idempotent: true,
         maxInFlightRequests: 1,
+        // The Java client's murmur2 of the key, as every producer of these topics uses, over
+        // metadata as young as theirs: a partition added to the topic is seen as they see it.
+        createPartitioner: Partitioners.DefaultPartitioner,
+        metadataMaxAge: PRODUCER_METADATA_MAX_AGE_MS,
       });
   try {
     if (producer) {
       await deps.ensureLogTopic();
       await producer.connect(); // fences an earlier run still open before the log is read
     }
-    const log = await readReplayLog(kafka, topics.deadletter);
+    const log = await readReplayLog(kafka, topics.deadletter, deps.warn);
     const skipped: { id: string; why: string }[] = [];
     const chosen: DeadLetter[] = [];
+    const chosenBySource = new Map<string, string>();
     for (const d of letters) {
-      const why = whyNot(d, topics, log, options.maxReplays);
+      const same = chosenBySource.get(sourceId(d));
+      const why = same
+        ? `the same message as ${same} (${sourceId(d)})`
+        : whyNot(d, topics, log, options.maxReplays);
       if (why) skipped.push({ id: d.id, why });
-      else chosen.push(d);
+      else {
+        chosen.push(d);
+        chosenBySource.set(sourceId(d), d.id);
+      }
     }
-    const plan = chosen.map((d) => ({
+    const planned = (d: DeadLetter, to: string): ReplayPlanItem => ({
       id: d.id,
-      to: `${d.source.topic}:${d.source.partition}`,
+      to,
       replayCount: d.replayCount + 1,
-    }));
-    if (!producer) return { run, dryRun: true, sent: plan, skipped };
+    });
+    if (!producer) {
+      const plan = chosen.map((d) => planned(d, destinationText(destination(d))));
+      return { run, dryRun: true, sent: plan, skipped };
+    }
 
+    const sent: ReplayPlanItem[] = [];
     const chunkSize = Math.max(1, Math.min(100, Math.floor(options.ratePerSecond)));
     const started = Date.now();
     for (let i = 0; i < chosen.length; i += chunkSize) {
@@ -141,19 +206,25 @@ export async function replayDeadLetters(deps: {
       if (Date.now() < due) await new Promise((resolve) => setTimeout(resolve, due - Date.now()));
       const chunk = chosen.slice(i, i + chunkSize);
       const tx = await producer.transaction();
+      const chunkSent: ReplayPlanItem[] = [];
       try {
         for (const d of chunk) {
-          await tx.send({
-            topic: d.source.topic,
+          const { topic, partition } = destination(d);
+          // One message per request: kafkajs 2.2.4 can skip a multi-partition request on retry
+          // (consumers/kafka/partitioned-send.ts).
+          const [written] = await tx.send({
+            topic,
             messages: [
               {
-                partition: d.source.partition,
+                ...(partition !== undefined && { partition }),
                 key: d.key,
                 value: d.value,
                 headers: replayHeaders(d, d.replayCount + 1),
               },
             ],
           });
+          if (written === undefined) throw new Error(`kafkajs did not send ${d.id} to ${topic}`);
+          chunkSent.push(planned(d, `${topic}:${written.partition}`));
         }
         const at = new Date().toISOString();
         await tx.send({
@@ -169,16 +240,17 @@ export async function replayDeadLetters(deps: {
               at,
               run,
             };
-            return { key: d.id, value: JSON.stringify(record) };
+            return { key: sourceId(d), value: JSON.stringify(record) };
           }),
         });
         await tx.commit();
+        sent.push(...chunkSent);
       } catch (error) {
         await tx.abort().catch(() => undefined);
         throw error;
       }
     }
-    return { run, dryRun: false, sent: plan, skipped };
+    return { run, dryRun: false, sent, skipped };
   } finally {
     await producer?.disconnect();
   }
