@@ -437,7 +437,7 @@ async function setup(): Promise<void> {
   );
 }
 
-// ---- the scenarios (a)-(m) ------------------------------------------------------------------
+// ---- the scenarios (a)-(n) ------------------------------------------------------------------
 
 const exec = promisify(execFile);
 const consumerExit = async (p: ServiceProcess, ms: number) =>
@@ -776,6 +776,50 @@ const SCENARIOS: Record<string, [string, Parameters<typeof scenario>[1]]> = {
       }
     },
   ],
+  n: [
+    '(n) dead letters replayed with the dead-letter tool while the load runs',
+    async () => {
+      const dead = () => deadLetters(stack.kafkaBrokers, topics.deadletter, topics.telemetry);
+      const before = (await dead()).size;
+      await sendRaw({
+        topic: topics.telemetry,
+        compression: CompressionTypes.None,
+        messages: [
+          { key: '1', value: '{not json' },
+          { key: '2', value: JSON.stringify({ type: 'nope' }) },
+        ],
+      });
+      await until('the poison dead-lettered', 30_000, async () =>
+        (await dead()).size >= before + 2 ? true : undefined,
+      );
+      const beforeReplay = (await dead()).size;
+      // Every dead letter of the telemetry topic not replayed yet, sent back for real.
+      const { stdout } = await exec(
+        process.execPath,
+        [
+          '--import',
+          'tsx',
+          'tools/dead-letters.ts',
+          'replay',
+          '--topic',
+          topics.telemetry,
+          '--not-replayed',
+          '--execute',
+          '--operator',
+          'fault-suite',
+        ],
+        { cwd: ROOT, env: { ...process.env, ...env(0), LOG_LEVEL: 'warn' } },
+      );
+      const summary = stdout.split('\n').find((l) => l.startsWith('run ')) ?? '';
+      const sent = Number(/: (\d+) sent/.exec(summary)?.[1] ?? Number.NaN);
+      if (!(sent >= 2)) throw new Error(`replay sent ${sent}: ${summary}`);
+      // Still refused, each comes back once, as a dead letter of its replay (a new source offset).
+      await until('the replays dead-lettered again', 30_000, async () =>
+        (await dead()).size >= beforeReplay + sent ? true : undefined,
+      );
+      return `${sent} dead letters replayed under load (${summary.replace(/^run \S+: /, '')}), each dead-lettered again once`;
+    },
+  ],
 };
 
 /** Waits until no partition is under-replicated; says how long after it was asked. */
@@ -842,7 +886,7 @@ try {
     ? SHORT
       ? ['j']
       : ['i', 'j', 'k']
-    : ['f', 'a', 'g', 'd', 'b', 'h', 'c', 'l', 'e', 'm'];
+    : ['f', 'a', 'g', 'd', 'b', 'h', 'c', 'l', 'n', 'e', 'm'];
   const order = args.only?.split(',') ?? all;
   for (const id of order) {
     const entry = SCENARIOS[id];
