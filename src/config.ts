@@ -70,6 +70,10 @@ const envSchema = z.object({
   API_MAX_REQUESTS_PER_SOCKET: z.coerce.number().int().min(0).default(0), // 0: no limit
   API_BODY_LIMIT_BYTES: positiveInt.default(16 * 1024), // 16 KiB: form bodies carry one id
   API_REDIS_COMMAND_TIMEOUT_MS: positiveInt.default(1_000),
+  // Reads that keep nothing (the near-cache's misses, every read with it off) from replicas: a
+  // cluster's (scaleReads), or the one at API_REDIS_REPLICA_URL beside a single Redis.
+  API_REDIS_READ_REPLICAS: z.enum(['false', 'true']).default('false'),
+  API_REDIS_REPLICA_URL: z.string().url().optional(),
   API_DOCS_UPSTREAM_URL: z.string().url().optional(), // default: the API itself
   API_DOCS_PROXY_TIMEOUT_MS: positiveInt.default(5_000),
   API_QUOTA_REQUESTS_PER_MINUTE: z.coerce.number().int().min(0).default(0), // 0: quotas off
@@ -150,6 +154,10 @@ export interface Config {
     readonly maxRequestsPerSocket: number;
     readonly bodyLimitBytes: number;
     readonly redisCommandTimeoutMs: number;
+    /** Reads that keep nothing go to replicas (API_REDIS_READ_REPLICAS). */
+    readonly readReplicas: boolean;
+    /** The replica of a single Redis those reads go to; null on a cluster. */
+    readonly replicaUrl: string | null;
     /** Where the docs playground's proxy sends try-it requests; null = this API itself. */
     readonly docsUpstreamUrl: string | null;
     readonly docsProxyTimeoutMs: number;
@@ -183,6 +191,15 @@ export function loadConfig(env: Env = process.env): Config {
     throw new ConfigError(`invalid configuration: ${issues.join('; ')}`);
   }
   const e = parsed.data;
+  if (
+    e.API_REDIS_READ_REPLICAS === 'true' &&
+    e.REDIS_CLUSTER_NODES.trim() === '' &&
+    !e.API_REDIS_REPLICA_URL
+  ) {
+    throw new ConfigError(
+      'invalid configuration: API_REDIS_READ_REPLICAS=true on a single Redis needs API_REDIS_REPLICA_URL',
+    );
+  }
   return deepFreeze({
     kafka: {
       brokers: e.KAFKA_BROKERS.split(',').map((b) => b.trim()),
@@ -243,6 +260,8 @@ export function loadConfig(env: Env = process.env): Config {
       maxRequestsPerSocket: e.API_MAX_REQUESTS_PER_SOCKET,
       bodyLimitBytes: e.API_BODY_LIMIT_BYTES,
       redisCommandTimeoutMs: e.API_REDIS_COMMAND_TIMEOUT_MS,
+      readReplicas: e.API_REDIS_READ_REPLICAS === 'true',
+      replicaUrl: e.API_REDIS_REPLICA_URL ?? null,
       docsUpstreamUrl: e.API_DOCS_UPSTREAM_URL ?? null,
       docsProxyTimeoutMs: e.API_DOCS_PROXY_TIMEOUT_MS,
       quotaRequestsPerMinute: e.API_QUOTA_REQUESTS_PER_MINUTE,

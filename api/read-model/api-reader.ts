@@ -131,8 +131,10 @@ export function createApiReader(
   connection: RedisClient,
   keys: ReadModelKeys,
   access: KeyAccess,
+  /** On a cluster: send each read to a replica of its slot (the connection reads replicas). */
+  replicas = false,
 ): ApiReader & AppReads {
-  const sendTo = slotRouter(connection);
+  const sendTo = slotRouter(connection, replicas);
   // Only reads with small replies share socket writes: batching the large ones (devices, views)
   // measured slower, their replies then arrive in one burst instead of as they are ready.
   // On a cluster a turn's reads spread over the masters, a third of the burst each, and holding

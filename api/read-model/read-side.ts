@@ -2,6 +2,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../../src/config.js';
 import { createKeys } from '../../src/read-model/keys.js';
 import type { RedisClient } from '../../src/read-model/redis-connection.js';
+import { createApiReplicaRedis } from '../redis-client.js';
 import { createFlowStreams, type FlowStreams } from '../streams/flow-streams.js';
 import { type ApiReader, createApiReader } from './api-reader.js';
 import { createChangeSubscriber } from './change-subscriber.js';
@@ -36,7 +37,13 @@ export function createReadSide(deps: {
   const { api } = deps.config;
   const keys = createKeys(deps.config.redis.keyPrefix);
   const access = createKeyAccess({ redis: deps.redis, keys, maxAgeMs: api.nearCacheMaxAgeMs });
-  const base = createApiReader(deps.redis, keys, access);
+  // Replicas (when on) serve only the reads nothing keeps: what the near-cache keeps is read
+  // from masters, in the order of their announcements, and key statuses always are.
+  const replica = createApiReplicaRedis(deps.config);
+  replica?.on('error', (error: Error) =>
+    deps.logger.warn({ err: { message: error.message } }, 'redis replica error'),
+  );
+  const base = createApiReader(replica ?? deps.redis, keys, access, replica !== null);
   const subscriber = createChangeSubscriber({ redis: deps.redis, keys });
   // Created before the streams: on an announcement the entry is dropped before they re-read.
   const cache = createNearCache({
@@ -79,6 +86,7 @@ export function createReadSide(deps: {
       cache.clear();
       views.clear();
       await Promise.all([subscriber.close(), epoch.stop(), access.close()]);
+      if (replica) await replica.quit().catch(() => replica.disconnect());
     },
   };
 }

@@ -13,8 +13,15 @@ const SLOTS_REFRESH_MS = 2_000;
 
 export const isCluster = (redis: RedisClient): redis is Cluster => redis instanceof Cluster;
 
-/** Connects with a role's options (per node on a cluster). */
-export function connectRedis(config: Config['redis'], options: RedisOptions = {}): RedisClient {
+/**
+ * Connects with a role's options (per node on a cluster). `replicas`: on a cluster, read-only
+ * commands go to replicas (ioredis's scaleReads; its replica connections send READONLY).
+ */
+export function connectRedis(
+  config: Config['redis'],
+  options: RedisOptions = {},
+  replicas = false,
+): RedisClient {
   if (config.clusterNodes.length === 0) return new Redis(config.url, options);
   const { enableOfflineQueue = true, retryStrategy, ...perNode } = options;
   // Credentials come from REDIS_URL, so a secret lives in one setting whatever the topology.
@@ -29,6 +36,7 @@ export function connectRedis(config: Config['redis'], options: RedisOptions = {}
     // to the callers without refreshing ioredis's slot map, and ioredis refreshes none on a
     // timer by default: after a failover such reads failed until the process restarted.
     slotsRefreshInterval: SLOTS_REFRESH_MS,
+    ...(replicas ? { scaleReads: 'slave' as const } : {}),
     ...(retryStrategy ? { clusterRetryStrategy: retryStrategy } : {}),
     redisOptions: {
       ...perNode,
