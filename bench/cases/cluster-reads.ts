@@ -11,6 +11,8 @@ import { loadAverage, seedFlowModel, standalone, type Target } from '../lib/stan
 // (near-cache on) and uncached (API_NEAR_CACHE_ENTRIES=0: every read goes to Redis, the case the
 // cluster can cost most). The same model is seeded on both: 1,000 installations of 3 devices,
 // 4 keys granted all of them; getInstallations keys of their own with 200 installations each.
+// Then flow and devices uncached on the cluster, from masters only against from replicas
+// (API_REDIS_READ_REPLICAS=true, issue 39).
 // The cluster is the stack script's (3 masters, 3 replicas), started when it is not running:
 //   npx tsx bench/cases/cluster-reads.ts [--seconds 5] [--alternations 3] [--connections 64]
 //   (REDIS_CLUSTER_PORT_BASE picks the cluster's ports, 17001 by default)
@@ -56,15 +58,17 @@ try {
       });
   }
   const uncached = { API_NEAR_CACHE_ENTRIES: '0' };
-  const [s, c, sOff, cOff] = await Promise.all([
+  const [s, c, sOff, cOff, cReplicas] = await Promise.all([
     single.api(18395),
     cluster.api(18396),
     single.api(18397, uncached),
     cluster.api(18398, uncached),
+    // Issue 39: the uncached reads sent to the replicas of their slot instead of the masters.
+    cluster.api(18399, { ...uncached, API_REDIS_READ_REPLICAS: 'true' }),
   ]);
   // Warm up: JIT, script caches, near-caches (every pair twice, as near-cache-reads.ts does).
   for (const e of endpoints)
-    for (const server of [s, c, sOff, cOff]) {
+    for (const server of [s, c, sOff, cOff, cReplicas]) {
       let n = 0;
       const list = keysOf(e);
       await cannon(
@@ -96,6 +100,17 @@ try {
         `${e} 200, ${label}: cluster ${cr.toFixed(0)} req/s = ${(cr / sr).toFixed(2)}x single ${sr.toFixed(0)} req/s (target >= 0.9x); API CPU/request ${m(runs.cluster, (r) => r.cpuUs).toFixed(0)} vs ${m(runs.single, (r) => r.cpuUs).toFixed(0)} µs; p99 ${m(runs.cluster, (r) => r.p99)} / ${m(runs.single, (r) => r.p99)} ms  [cluster ${rpsList(runs.cluster)} | single ${rpsList(runs.single)}]`,
       );
     }
+  }
+  for (const e of endpoints.filter((x) => x !== 'getInstallations')) {
+    const runs = await LOAD.alternate({
+      masters: () => load(cOff, e),
+      replicas: () => load(cReplicas, e),
+    });
+    const mr = m(runs.masters, (r) => r.rps);
+    const rr = m(runs.replicas, (r) => r.rps);
+    console.log(
+      `${e} 200, uncached on the cluster: replicas ${rr.toFixed(0)} req/s = ${(rr / mr).toFixed(2)}x masters only ${mr.toFixed(0)} req/s; API CPU/request ${m(runs.replicas, (r) => r.cpuUs).toFixed(0)} vs ${m(runs.masters, (r) => r.cpuUs).toFixed(0)} µs; p99 ${m(runs.replicas, (r) => r.p99)} / ${m(runs.masters, (r) => r.p99)} ms  [replicas ${rpsList(runs.replicas)} | masters ${rpsList(runs.masters)}]`,
+    );
   }
   console.log(`load after ${loadAverage()}`);
 } finally {
