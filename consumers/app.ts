@@ -16,6 +16,7 @@ import { createConsumerMetrics } from './metrics.js';
 import { startModelGuard } from './model-guard.js';
 import type { TopicRunner } from './runner.js';
 import { createTopicRunners } from './topic-runners.js';
+import type { BatchTracer } from './tracing/batch-tracer.js';
 
 export interface ConsumerDeps {
   readonly config: Config;
@@ -29,6 +30,8 @@ export interface ConsumerDeps {
    * the grace period. Readiness is false from that moment either way.
    */
   readonly onFatal?: (failure: ConsumerFailure) => void;
+  /** Spans of batches and passes (consumers/tracing/); absent, tracing is off. */
+  readonly tracer?: BatchTracer;
 }
 
 export interface ConsumerApp {

@@ -5,6 +5,7 @@ import type { ConsumerMetrics } from './metrics.js';
 import { isRetriable } from './retriable.js';
 import { type RetryPolicy, retryUntilDone } from './retry.js';
 import type { Projector } from './runner.js';
+import type { BatchTracer } from './tracing/batch-tracer.js';
 
 // What a topic runner does with one batch: project it, dead-letter its rejects, record it; it
 // resolves only then, so the client commits nothing before it is durable. Retriable failures
@@ -24,6 +25,8 @@ export interface BatchHandlerDeps {
   readonly retry: RetryPolicy;
   /** See createTopicRunner: throws (retriable) when the read model lost its data. */
   readonly beforeDeadLetter?: () => Promise<void>;
+  /** Spans of batches and passes; absent, tracing is off and nothing of it runs. */
+  readonly tracer?: BatchTracer;
 }
 
 type RetryDeps = Parameters<typeof retryUntilDone>[2];
@@ -31,11 +34,14 @@ type RetryDeps = Parameters<typeof retryUntilDone>[2];
 const MAX_DETAIL_CHARS = 300;
 
 export function createBatchHandler(deps: BatchHandlerDeps): BatchHandler {
-  const { topic, metrics } = deps;
+  const { topic, metrics, tracer } = deps;
   const retryDeps: RetryDeps = {
     logger: deps.logger,
     policy: deps.retry,
-    onRetry: () => metrics.redisRetries.inc({ topic }),
+    onRetry: (error) => {
+      metrics.redisRetries.inc({ topic });
+      tracer?.retried(error);
+    },
   };
   // The failure every message of a batch of this topic last failed with: the same failure of a
   // whole batch is known at once, without bisecting it again.
@@ -65,6 +71,7 @@ export function createBatchHandler(deps: BatchHandlerDeps): BatchHandler {
     ...retryDeps,
     onRetry: (error) => {
       if (!(error instanceof SystemicFailure)) return retryDeps.onRetry?.(error);
+      tracer?.retried(error);
       metrics.systemicFailures.inc({ topic });
       metrics.systemicFailure.set({ topic }, 1);
       metrics.failingAlike.add(topic);
@@ -74,7 +81,7 @@ export function createBatchHandler(deps: BatchHandlerDeps): BatchHandler {
       );
     },
   };
-  return async (batch, ctx) => {
+  const handle: BatchHandler = async (batch, ctx) => {
     const end = metrics.batchDuration.startTimer({ topic });
     const rejections = await retryUntilDone(ctx, () => isolate(batch, ctx), systemicRetry);
     const guard = deps.beforeDeadLetter;
@@ -84,6 +91,7 @@ export function createBatchHandler(deps: BatchHandlerDeps): BatchHandler {
     logRejections(deps, rejections, reasons);
     end();
   };
+  return tracer ? (batch, ctx) => tracer.batch(batch, () => handle(batch, ctx)) : handle;
 }
 
 // kafkajs heartbeats between fetches only; a large batch on a slow Redis can outlast the
@@ -131,12 +139,13 @@ async function projectIsolating(
   /** A failure known to be no message's: the whole batch failing with it is not bisected. */
   systemic: string | null = null,
 ): Promise<Rejection[]> {
+  const part = { ...batch, messages };
+  const { projector, tracer } = deps;
+  const project = tracer
+    ? () => tracer.pass(part, () => projector.project(part))
+    : () => projector.project(part);
   try {
-    const outcome = await retryUntilDone(
-      ctx,
-      () => deps.projector.project({ ...batch, messages }),
-      retryDeps,
-    );
+    const outcome = await retryUntilDone(ctx, project, retryDeps);
     return [...outcome.rejections];
   } catch (error) {
     if (isRetriable(error)) throw error;
@@ -176,13 +185,14 @@ function recordProjected({ topic, metrics }: BatchHandlerDeps, batch: KafkaBatch
 
 /** `reasons` are the dead-letter writer's, by index; a rejection's own where it has none. */
 function logRejections(
-  { topic, metrics, logger }: BatchHandlerDeps,
+  { topic, metrics, logger, tracer }: BatchHandlerDeps,
   rejections: readonly Rejection[],
   reasons: readonly Rejection['reason'][],
 ): void {
   rejections.forEach((r, i) => {
     const reason = reasons[i] ?? r.reason;
     metrics.rejected.inc({ topic, reason });
+    tracer?.deadLettered(r.message, reason);
     logger.warn(
       {
         partition: r.message.partition,

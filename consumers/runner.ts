@@ -18,6 +18,7 @@ import {
 } from './liveness.js';
 import type { ConsumerMetrics } from './metrics.js';
 import type { RetryPolicy } from './retry.js';
+import type { BatchTracer } from './tracing/batch-tracer.js';
 
 // One consumer group per input topic: validate and project a batch, dead-letter its rejects,
 // and only then let the client commit (batch-handler.ts). Retriable failures retry the whole
@@ -68,6 +69,8 @@ export interface TopicRunnerDeps {
    * data, since then the rejects are the store's fault, not the events'.
    */
   beforeDeadLetter?(): Promise<void>;
+  /** Spans of its batches; absent, tracing is off. */
+  tracer?: BatchTracer;
 }
 
 export function createTopicRunner(deps: TopicRunnerDeps): TopicRunner {

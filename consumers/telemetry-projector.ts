@@ -13,6 +13,7 @@ import type { InstallationWrite } from '../src/projection/write-plan.js';
 import { flowDueKey, type ReadModelKeys } from '../src/read-model/keys.js';
 import type { RedisClient } from '../src/read-model/redis-connection.js';
 import { createTelemetryEdge, type TelemetryEdge } from '../src/read-model/telemetry-edge.js';
+import type { PassTrace } from '../src/tracing/pass-trace.js';
 import type { Rejection } from './dead-letter.js';
 import type { KafkaBatch, KafkaMessage } from './kafka/client.js';
 import type { ConsumerMetrics } from './metrics.js';
@@ -69,6 +70,8 @@ export interface TelemetryProjectorDeps {
   releases: Counter<'direction'>;
   metrics: ConsumerMetrics;
   logger: Logger;
+  /** Load, fold and write of each pass as spans; absent, tracing is off. */
+  trace?: PassTrace;
 }
 
 export function createTelemetryProjector(deps: TelemetryProjectorDeps): TelemetryProjector {
@@ -120,6 +123,7 @@ const edgeOf = (
     cache: part,
     dueKey: flowDueKey(deps.keys, deps.topic, partition),
     sendReleases: deps.sendReleases,
+    trace: deps.trace,
   });
 
 /**

@@ -27,6 +27,7 @@ import {
   type TelemetryProjector,
 } from './telemetry-projector.js';
 import { createOwnedState } from './telemetry-state.js';
+import type { BatchTracer } from './tracing/batch-tracer.js';
 
 // One runner per input topic, each in a consumer group of its own, its projector writing over a
 // Redis connection of its own.
@@ -46,6 +47,8 @@ export interface TopicRunnersDeps {
   /** After any group assigned partitions. */
   readonly onAssigned: () => void;
   readonly beforeDeadLetter: () => Promise<void>;
+  /** Spans of batches, passes and their phases; absent, tracing is off. */
+  readonly tracer?: BatchTracer;
 }
 
 export interface TopicRunners {
@@ -184,6 +187,7 @@ function runnerFor(deps: TopicRunnersDeps): RunnerFor {
         deps.onAssigned();
       },
       beforeDeadLetter: deps.beforeDeadLetter,
+      tracer: deps.tracer,
     });
 }
 
@@ -227,6 +231,7 @@ function telemetryProjectors(
     releases,
     metrics,
     logger,
+    trace: deps.tracer?.phases,
   });
   return { telemetry, moves };
 }

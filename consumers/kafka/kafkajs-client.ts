@@ -30,6 +30,11 @@ export interface KafkajsClientOptions {
   readonly brokers: readonly string[];
   readonly clientId: string;
   readonly logger: Logger;
+  /**
+   * The trace context of the active span as headers (traceparent), added to every message the
+   * producers send (dead letters, the internal moves topic); absent, tracing is off.
+   */
+  readonly traceHeaders?: () => Readonly<Record<string, string>> | undefined;
 }
 
 /** kafkajs as every process here sets it up; for a tool that needs kafkajs itself (transactions). */
@@ -53,7 +58,7 @@ export function createKafkajsClient(options: KafkajsClientOptions): KafkaClient 
 
   return {
     createConsumer: (consumerOptions) => createConsumer(kafka, consumerOptions),
-    createProducer: () => createProducer(kafka),
+    createProducer: () => createProducer(kafka, options.traceHeaders),
     createAdmin: async () => {
       const admin = kafka.admin();
       await admin.connect();
@@ -295,7 +300,10 @@ function committingAfter(
 /** Wait before joining afresh after kafkajs gave up on a group error (as its own restarts do). */
 const REJOIN_DELAY_MS = 1_000;
 
-function createProducer(kafka: Kafka): Producer {
+function createProducer(
+  kafka: Kafka,
+  traceHeaders: KafkajsClientOptions['traceHeaders'],
+): Producer {
   // Idempotent producer: retries after a broker hiccup never duplicate or reorder a message.
   // The default partitioner hashes keys like the Java client, so producers in any language agree.
   const producer = kafka.producer({
@@ -308,6 +316,9 @@ function createProducer(kafka: Kafka): Producer {
   return {
     connect: () => producer.connect(),
     async send(topic, messages) {
+      // Once per send: every message of it carries the context of the span that sends them,
+      // in place of any a forwarded message (a dead letter) carried from its own producer.
+      const trace = traceHeaders?.();
       // One request per chunk, awaited in turn: order is kept and no request nears the broker's
       // 1 MiB default limit however many messages the caller hands over.
       for (const chunk of requestChunks(messages)) {
@@ -317,7 +328,7 @@ function createProducer(kafka: Kafka): Producer {
           messages: chunk.map((m) => ({
             key: m.key,
             value: m.value,
-            ...(m.headers ? { headers: { ...m.headers } } : {}),
+            ...(m.headers || trace ? { headers: { ...m.headers, ...trace } } : {}),
           })),
         });
       }

@@ -13,6 +13,7 @@ import {
   type ProjectionEvent,
 } from '../projection/telemetry-fold.js';
 import type { IndexOp, InstallationWrite } from '../projection/write-plan.js';
+import { type PassTrace, type PhaseDone, untraced } from '../tracing/pass-trace.js';
 import { type Loaded, loadForBatch } from './installation-load.js';
 import {
   adoptDevices,
@@ -65,6 +66,8 @@ export function createTelemetryEdge(deps: {
   sendReleases(events: readonly DeviceReleasedEvent[]): Promise<void>;
   /** The partition's flow schedule (flowDueKey), kept beside the writes; none for tools. */
   dueKey?: string;
+  /** The pass's load, fold and write as tracing spans; absent, tracing is off. */
+  trace?: PassTrace;
 }): TelemetryEdge {
   const { keys, cache } = deps;
   const conn = withScripts(deps.conn);
@@ -116,6 +119,7 @@ export function createTelemetryEdge(deps: {
         missing,
         write,
         sendReleases: deps.sendReleases,
+        trace: deps.trace ?? untraced,
       };
       try {
         return await passOver(passDeps, all, ctx);
@@ -137,15 +141,27 @@ interface PassDeps {
   readonly missing: ReadonlySet<number>;
   write(writes: readonly InstallationWrite[]): Promise<Set<number>>;
   sendReleases(events: readonly DeviceReleasedEvent[]): Promise<void>;
+  readonly trace: PassTrace;
 }
+
+/** Installation ids a write span lists, so a trace search finds the write of one installation. */
+const TRACED_IDS = 64;
 
 async function passOver(
   deps: PassDeps,
   all: readonly ProjectionEvent[],
   ctx: FoldContext,
 ): Promise<PassResult> {
-  const { conn, keys, cache, states } = deps;
-  const { loaded, positions, events } = await loadPass(conn, keys, all, deps.missing);
+  const { conn, keys, cache, states, trace } = deps;
+  const { loaded, positions, events } = await trace.phase('load', async (done) => {
+    const pass = await loadPass(conn, keys, all, deps.missing);
+    done(() => ({
+      installations: deps.missing.size,
+      devices: pass.indexFields,
+      redis_round_trips: deps.missing.size + pass.indexFields > 0 ? 1 : 0,
+    }));
+    return pass;
+  });
   for (const state of loaded.states.values()) {
     cache.set(state);
     states.set(state.id, state);
@@ -162,33 +178,69 @@ async function passOver(
     }
   };
   const settled = { states, index: loaded.index, restore };
-  const { result, adopted } = await foldSettled(conn, keys, settled, events, ctx);
-  const { plan } = result;
-  const outcomes: (EventOutcome | undefined)[] = new Array(all.length);
-  const claims = new Map<string, readonly IndexOp[]>();
-  plan.index.forEach((ops, field) => {
-    if (!adopted.has(field)) claims.set(field, ops);
+  const folded = await trace.phase('fold', async (done) => {
+    const f = await foldSettled(conn, keys, settled, events, ctx);
+    done(() => ({
+      events: events.length,
+      installations: states.size,
+      redis_round_trips: f.roundTrips,
+    }));
+    return f;
   });
-  const indexResults = await applyIndexOps(conn, keys, claims);
-  if (anyRefused(indexResults)) {
+  const outcomes: (EventOutcome | undefined)[] = new Array(all.length);
+  const written = await trace.phase('write', (done) => writePass(deps, folded, done));
+  if (written === null) {
     // The fold read an index entry another owner changed since: fold everything again, from
     // states read back (this fold updated them in place).
     for (const id of states.keys()) cache.drop(id);
     return { outcomes, redo: positions, corrupt: loaded.corrupt, releases: 0 };
   }
+  const redo: number[] = [];
+  events.forEach((event, j) => {
+    const i = positions[j] as number;
+    if (written.refused.has(event.installationId)) redo.push(i);
+    else outcomes[i] = folded.result.outcomes[j];
+  });
+  return { outcomes, redo, corrupt: loaded.corrupt, releases: written.releases };
+}
+
+/**
+ * The pass's writes: device index operations, then the installations (one pipeline), then the
+ * releases they imply. Null when an index operation was refused (nothing else was written).
+ */
+async function writePass(
+  deps: PassDeps,
+  { result, adopted }: Awaited<ReturnType<typeof foldSettled>>,
+  done: PhaseDone,
+): Promise<{ refused: Set<number>; releases: number } | null> {
+  const { plan } = result;
+  const claims = new Map<string, readonly IndexOp[]>();
+  plan.index.forEach((ops, field) => {
+    if (!adopted.has(field)) claims.set(field, ops);
+  });
+  const indexResults = await applyIndexOps(deps.conn, deps.keys, claims);
+  let roundTrips = claims.size > 0 ? 1 : 0;
+  if (anyRefused(indexResults)) {
+    done(() => ({ devices: claims.size, redis_round_trips: roundTrips, refused: claims.size }));
+    return null;
+  }
   const releases = [...plan.releases, ...releasesFromIndex(claims, indexResults, plan.releases)];
   // Released only once the writes landed: the moves consumer runs beside this one, and a
   // release applied before the write that put the device in its old installation would find
   // nothing to release. A crash in between replays the batch, whose claims send them again.
-  const refused = await deps.write([...plan.installations.values()]);
+  const writes = [...plan.installations.values()];
+  const refused = await deps.write(writes);
+  if (writes.length > 0) roundTrips++;
   if (releases.length > 0) await deps.sendReleases(releases);
-  const redo: number[] = [];
-  events.forEach((event, j) => {
-    const i = positions[j] as number;
-    if (refused.has(event.installationId)) redo.push(i);
-    else outcomes[i] = result.outcomes[j];
-  });
-  return { outcomes, redo, corrupt: loaded.corrupt, releases: releases.length };
+  done(() => ({
+    installations: writes.length,
+    devices: writes.reduce((n, w) => n + w.set.size + w.removed.size, 0),
+    redis_round_trips: roundTrips,
+    releases: releases.length,
+    refused: refused.size,
+    installation_ids: writes.slice(0, TRACED_IDS).map((w) => w.id),
+  }));
+  return { refused, releases: releases.length };
 }
 
 /**
@@ -215,7 +267,7 @@ async function loadPass(
     positions.push(i);
     events.push(event);
   });
-  return { loaded, positions, events };
+  return { loaded, positions, events, indexFields: indexFields.size };
 }
 
 /** Whether a newer claim or removal refused one of the index operations. */
@@ -244,6 +296,7 @@ async function foldSettled(
   const { states, index } = given;
   const adopted = new Set<string>();
   const carried = new Map<string, CarriedDevice>();
+  let roundTrips = 0;
   for (;;) {
     const result = foldTelemetry({ states, index, carried }, events, ctx);
     const single = new Map<string, IndexOp>();
@@ -255,11 +308,12 @@ async function foldSettled(
       if (ops.length === 1 && op?.kind === 'claim') single.set(field, op);
       else read.push(field);
     });
-    if (single.size === 0 && read.length === 0) return { result, adopted };
+    if (single.size === 0 && read.length === 0) return { result, adopted, roundTrips };
     const [found, loaded] = await Promise.all([
       adoptDevices(conn, keys, single),
       loadForBatch(conn, keys, [], read),
     ]);
+    roundTrips += (single.size > 0 ? 1 : 0) + (read.length > 0 ? 1 : 0);
     let again = read.length > 0;
     for (const field of read) index.set(field, loaded.index.get(field) ?? NO_INDEX_ENTRY);
     for (const field of single.keys()) {
@@ -270,11 +324,12 @@ async function foldSettled(
         again = true;
       }
     }
-    if (!again) return { result, adopted };
+    if (!again) return { result, adopted, roundTrips };
     // The fold updated what it wrote in place: fold again from the states as stored, with the
     // records of devices found elsewhere. Rare: a move, or a device claimed twice in a batch.
     const touched = [...result.plan.installations.keys()];
     const back = await loadForBatch(conn, keys, touched, [], wantedCarried(events, index));
+    roundTrips++;
     given.restore(back);
     for (const [field, device] of back.carried) carried.set(field, device);
   }

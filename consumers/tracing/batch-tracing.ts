@@ -1,0 +1,124 @@
+import {
+  context,
+  type Link,
+  propagation,
+  ROOT_CONTEXT,
+  type Span,
+  SpanKind,
+  SpanStatusCode,
+  type TextMapGetter,
+  trace,
+} from '@opentelemetry/api';
+import type { PhaseCounts } from '../../src/tracing/pass-trace.js';
+import type { KafkaBatch, KafkaMessage } from '../kafka/client.js';
+import type { BatchTracer } from './batch-tracer.js';
+
+// The consumers' spans (docs/operations.md, "Tracing"): one per batch, linked to the span that
+// produced each of its messages (W3C traceparent header), with the projection passes beneath
+// and, on the telemetry path, their load, fold and write. Loaded only when tracing is on.
+
+/** The SDK keeps at most 128 links a span by default (OTEL_SPAN_LINK_COUNT_LIMIT). */
+const MAX_LINKS = 128;
+
+const headerGetter: TextMapGetter<KafkaMessage['headers']> = {
+  keys: (carrier) => Object.keys(carrier),
+  get: (carrier, key) => carrier[key]?.toString('latin1'),
+};
+
+export function createBatchTracer(): BatchTracer {
+  const tracer = trace.getTracer('read-model-consumers');
+  return {
+    batch: (batch, handle) =>
+      tracer.startActiveSpan(
+        `process ${batch.topic}`,
+        { kind: SpanKind.CONSUMER, root: true, attributes: batchAttributes(batch) },
+        (span) => {
+          // Headers are read only for a batch the sampler kept.
+          if (span.isRecording()) span.addLinks(producerLinks(batch.messages));
+          return ended(span, handle());
+        },
+      ),
+    pass: (batch, run) =>
+      tracer.startActiveSpan(
+        'projection pass',
+        { attributes: { 'messaging.batch.message_count': batch.messages.length } },
+        (span) => ended(span, run()),
+      ),
+    deadLettered: (message, reason) =>
+      trace.getActiveSpan()?.addEvent('dead_letter', {
+        'ingest.reason': reason,
+        'messaging.destination.partition.id': String(message.partition),
+        'messaging.kafka.offset': Number(message.offset),
+      }),
+    retried: (error) =>
+      trace.getActiveSpan()?.addEvent('retry', {
+        'error.type': error instanceof Error ? error.name : typeof error,
+      }),
+    phases: {
+      phase: (name, run) =>
+        tracer.startActiveSpan(name, (span) =>
+          ended(
+            span,
+            run((counts) => {
+              if (span.isRecording()) span.setAttributes(prefixed(counts()));
+            }),
+          ),
+        ),
+    },
+    headers() {
+      const carrier: Record<string, string> = {};
+      propagation.inject(context.active(), carrier);
+      return carrier.traceparent === undefined ? undefined : carrier;
+    },
+  };
+}
+
+function batchAttributes(batch: KafkaBatch) {
+  const first = batch.messages[0];
+  const last = batch.messages[batch.messages.length - 1];
+  return {
+    'messaging.system': 'kafka',
+    'messaging.operation.type': 'process',
+    'messaging.operation.name': 'process',
+    'messaging.destination.name': batch.topic,
+    'messaging.destination.partition.id': String(batch.partition),
+    'messaging.batch.message_count': batch.messages.length,
+    ...(first && last
+      ? { 'ingest.first_offset': Number(first.offset), 'ingest.last_offset': Number(last.offset) }
+      : {}),
+  };
+}
+
+/** A link to each message's producer span, for messages that carry a valid traceparent. */
+function producerLinks(messages: readonly KafkaMessage[]): Link[] {
+  const links: Link[] = [];
+  for (const message of messages) {
+    if (links.length === MAX_LINKS) break;
+    if (message.headers.traceparent === undefined) continue;
+    const producer = trace.getSpanContext(
+      propagation.extract(ROOT_CONTEXT, message.headers, headerGetter),
+    );
+    if (producer) links.push({ context: producer });
+  }
+  return links;
+}
+
+function prefixed(counts: PhaseCounts): Record<string, number | number[]> {
+  const out: Record<string, number | number[]> = {};
+  for (const [name, value] of Object.entries(counts)) out[`ingest.${name}`] = value;
+  return out;
+}
+
+async function ended<T>(span: Span, work: Promise<T>): Promise<T> {
+  try {
+    return await work;
+  } catch (error) {
+    // The error's type only: a message may quote the event (an access change names a key hash).
+    const type = error instanceof Error ? error.name : typeof error;
+    span.setAttribute('error.type', type);
+    span.setStatus({ code: SpanStatusCode.ERROR, message: type });
+    throw error;
+  } finally {
+    span.end();
+  }
+}
