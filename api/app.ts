@@ -23,12 +23,15 @@ import { registerFlowStreamRoute } from './routes/flow-stream-route.js';
 import { registerInstallationsRoute } from './routes/installations-route.js';
 import type { RouteContext } from './routes/route-context.js';
 import { createStreamLimits } from './streams/stream-limits.js';
+import type { ApiTracer } from './tracing/api-tracer.js';
 
 export interface ApiDeps {
   readonly config: Config;
   readonly logger: FastifyBaseLogger;
   readonly redis: RedisClient;
   readonly clock?: () => number;
+  /** Request spans (api/tracing/); absent, tracing is off and the app has no trace of it. */
+  readonly tracer?: ApiTracer;
 }
 
 /** The API as a Fastify instance, not listening: main.ts or a test decides where it runs. */
@@ -60,6 +63,8 @@ export function buildApi(deps: ApiDeps): FastifyInstance {
     // `Connection: close`) instead of getting Fastify's own 503, outside the API's envelope.
     return503OnClosing: false,
   });
+  // First: the request spans must see every route declared below.
+  deps.tracer?.register(app);
   // Callback style: no promise per request for a hook that never awaits.
   app.addHook('onResponse', (request, reply, done) => {
     const route = request.routeOptions.url ?? 'unmatched';
@@ -96,7 +101,9 @@ export function buildApi(deps: ApiDeps): FastifyInstance {
         });
   if (quotas) app.addHook('onClose', () => quotas.close());
   const ctx: RouteContext = {
-    reader: side.reader,
+    reader: deps.tracer
+      ? deps.tracer.reader(side.reader, config.api.nearCacheEntries > 0)
+      : side.reader,
     clock,
     onlineWindowSeconds: config.ingest.onlineWindowSeconds,
     quotas,
