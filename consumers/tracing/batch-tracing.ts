@@ -28,22 +28,26 @@ const headerGetter: TextMapGetter<KafkaMessage['headers']> = {
 export function createBatchTracer(): BatchTracer {
   const tracer = trace.getTracer('read-model-consumers');
   return {
-    batch: (batch, handle) =>
-      tracer.startActiveSpan(
-        `process ${batch.topic}`,
-        { kind: SpanKind.CONSUMER, root: true, attributes: batchAttributes(batch) },
-        (span) => {
-          // Headers are read only for a batch the sampler kept.
-          if (span.isRecording()) span.addLinks(producerLinks(batch.messages));
-          return ended(span, handle());
-        },
-      ),
+    batch(batch, handle) {
+      const span = tracer.startSpan(`process ${batch.topic}`, {
+        kind: SpanKind.CONSUMER,
+        root: true,
+        attributes: batchAttributes(batch),
+      });
+      // Dropped by the sampler: the batch runs with no span active, so nothing beneath it is
+      // traced either (passes, phases, Redis commands) and no header is read.
+      if (!span.isRecording()) return handle();
+      span.addLinks(producerLinks(batch.messages));
+      return context.with(trace.setSpan(context.active(), span), () => ended(span, handle()));
+    },
     pass: (batch, run) =>
-      tracer.startActiveSpan(
-        'projection pass',
-        { attributes: { 'messaging.batch.message_count': batch.messages.length } },
-        (span) => ended(span, run()),
-      ),
+      traced()
+        ? tracer.startActiveSpan(
+            'projection pass',
+            { attributes: { 'messaging.batch.message_count': batch.messages.length } },
+            (span) => ended(span, run()),
+          )
+        : run(),
     deadLettered: (message, reason) =>
       trace.getActiveSpan()?.addEvent('dead_letter', {
         'ingest.reason': reason,
@@ -56,14 +60,14 @@ export function createBatchTracer(): BatchTracer {
       }),
     phases: {
       phase: (name, run) =>
-        tracer.startActiveSpan(name, (span) =>
-          ended(
-            span,
-            run((counts) => {
-              if (span.isRecording()) span.setAttributes(prefixed(counts()));
-            }),
-          ),
-        ),
+        traced()
+          ? tracer.startActiveSpan(name, (span) =>
+              ended(
+                span,
+                run((counts) => span.setAttributes(prefixed(counts()))),
+              ),
+            )
+          : run(ignore),
     },
     headers() {
       const carrier: Record<string, string> = {};
@@ -72,6 +76,11 @@ export function createBatchTracer(): BatchTracer {
     },
   };
 }
+
+/** Whether a sampled batch's span is active: passes and phases are traced only beneath one. */
+const traced = () => trace.getActiveSpan()?.isRecording() === true;
+
+const ignore = () => {};
 
 function batchAttributes(batch: KafkaBatch) {
   const first = batch.messages[0];

@@ -156,9 +156,13 @@ describe('consumer batch spans', () => {
       },
     };
     let projected = 0;
-    const { handle } = harness(async () => {
+    const { handle, sentWith } = harness(async (batch) => {
       projected++;
-      return { rejections: [] };
+      return {
+        rejections: [
+          { message: batch.messages[0] as KafkaMessage, reason: 'invalid_json', detail: 'x' },
+        ],
+      };
     });
 
     await handle(batchOf([watched]), ctx);
@@ -166,5 +170,7 @@ describe('consumer batch spans', () => {
     expect(projected).toBe(1);
     expect(tracing.spans()).toEqual([]);
     expect(headersRead).toBe(0);
+    // No context of its own to give: a dead letter keeps the one its producer sent.
+    expect(sentWith).toEqual([undefined]);
   });
 });
