@@ -3,7 +3,7 @@ import { isCluster, type RedisClient } from '../../src/read-model/redis-connecti
 import type { Representation } from '../http/representation.js';
 import { flowScriptKeys } from './api-scripts.js';
 import type { KeyAccess, KeyGrant } from './key-access.js';
-import { slotRouter } from './slot-router.js';
+import { type SendTo, slotRouter } from './slot-router.js';
 import { writeBatcher } from './write-batching.js';
 
 // Every read the API makes. The key is judged first, from its status and its application's
@@ -131,16 +131,20 @@ export function createApiReader(
   connection: RedisClient,
   keys: ReadModelKeys,
   access: KeyAccess,
-  /** On a cluster: send each read to a replica of its slot (the connection reads replicas). */
-  replicas = false,
+  /** Where the reads go instead while its connection is up (API_REDIS_READ_REPLICAS). */
+  replica: RedisClient | null = null,
 ): ApiReader & AppReads {
-  const sendTo = slotRouter(connection, replicas);
   // Only reads with small replies share socket writes: batching the large ones (devices, views)
   // measured slower, their replies then arrive in one burst instead of as they are ready.
   // On a cluster a turn's reads spread over the masters, a third of the burst each, and holding
   // the devices reads measured faster there (uncached, 64 at a time: 46 µs of API CPU per request
   // against 64-68 unheld; 50-55 on a single Redis).
-  const hold = writeBatcher(connection);
+  const masters = { sendTo: slotRouter(connection), hold: writeBatcher(connection) };
+  const replicas = replica && { sendTo: slotRouter(replica, true), hold: writeBatcher(replica) };
+  // A replica connection not up (yet, or any more): its reads go to the masters meanwhile.
+  const route = () => (replicas !== null && replica?.status === 'ready' ? replicas : masters);
+  const sendTo: SendTo = (key, read) => route().sendTo(key, read);
+  const hold = () => route().hold();
   const holdLarge = isCluster(connection);
 
   async function flowOf(app: number, id: number, nowMs: number): Promise<Access<StoredFlow>> {

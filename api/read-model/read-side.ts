@@ -43,7 +43,7 @@ export function createReadSide(deps: {
   replica?.on('error', (error: Error) =>
     deps.logger.warn({ err: { message: error.message } }, 'redis replica error'),
   );
-  const base = createApiReader(replica ?? deps.redis, keys, access, replica !== null);
+  const base = createApiReader(deps.redis, keys, access, replica);
   const subscriber = createChangeSubscriber({ redis: deps.redis, keys });
   // Created before the streams: on an announcement the entry is dropped before they re-read.
   const cache = createNearCache({

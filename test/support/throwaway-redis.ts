@@ -1,5 +1,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { waitFor } from './stack.js';
 
@@ -25,6 +28,7 @@ async function freePort(): Promise<number> {
 
 export async function throwawayRedis(): Promise<ThrowawayRedis> {
   const port = await freePort();
+  const dir = mkdtempSync(join(tmpdir(), 'throwaway-redis-'));
   let server: ChildProcess | null = null;
   return {
     port,
@@ -32,7 +36,11 @@ export async function throwawayRedis(): Promise<ThrowawayRedis> {
     async start() {
       server = spawn(
         'redis-server',
-        ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+        [
+          ...['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+          // A replica's full sync writes an RDB file: in a folder of its own, not the checkout.
+          ...['--dir', dir],
+        ],
         { stdio: 'ignore' },
       );
       const probe = new Redis({
