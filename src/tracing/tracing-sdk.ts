@@ -30,5 +30,6 @@ export async function startTracingSdk(settings: TracingSettings): Promise<Tracin
   });
   sdk.start();
   await waitForAllMessagesAcknowledged();
-  return { shutdown: () => sdk.shutdown() };
+  // A collector that is down must not fail the process's exit: what was not sent is lost.
+  return { shutdown: () => sdk.shutdown().catch(() => undefined) };
 }

@@ -241,13 +241,14 @@ describe('tracing over OTLP', () => {
     });
     expect(['hit', 'miss']).toContain(read?.attributes['read.cache']);
     expect(read && read.startMs >= write.endMs).toBe(true);
-    const handler = spans.find((s) => s.parentSpanId === read?.spanId);
-    expect(handler?.name).toBe('handler');
     const notModified = reads.find((s) => s.attributes['http.response.status_code'] === 304);
     expect(notModified?.attributes['installation.id']).toBe(installationId);
-    // Its Redis commands are in its trace (the near-cache may have answered the 304 from memory).
-    const readTraces = new Set(reads.map((s) => s.traceId));
-    expect(spans.some((s) => isRedis(s) && readTraces.has(s.traceId))).toBe(true);
+    // The API's Redis commands beneath the requests that sent them (the first reads missed the
+    // near-cache; a later one may be answered from memory, with none).
+    const requests = new Set(
+      spans.filter((s) => s.service === 'read-model-api' && s.kind === SERVER).map((s) => s.spanId),
+    );
+    expect(spans.some((s) => isRedis(s) && requests.has(s.parentSpanId))).toBe(true);
 
     // The refused message: recorded with its reason on its batch, whose context the dead letter carries.
     const refusing = spans.find((s) =>
