@@ -26,6 +26,14 @@ export PATH="$ROOT/node_modules/.bin:$PATH"
 # Long-running processes run as node itself with tsx as a loader: the tsx CLI turns a SIGTERM
 # not acknowledged within ~60 ms into a SIGKILL, losing the batch in hand (docs/reliability.md).
 NODE_TSX=(node --import tsx)
+# DEMO_TRACING=1: the consumers and the API print their spans to their logs (an OTLP collector is
+# not installed here; docs/operations.md "Tracing" says how to send them to one), a share of
+# DEMO_TRACES_RATIO of the traces begun here and every request whose traceparent is sampled.
+TRACING_ENV=()
+if [ "${DEMO_TRACING:-0}" = 1 ]; then
+  TRACING_ENV=(env OTEL_TRACES_EXPORTER=console OTEL_TRACES_SAMPLER=parentbased_traceidratio
+    "OTEL_TRACES_SAMPLER_ARG=${DEMO_TRACES_RATIO:-0.01}")
+fi
 
 die() { echo "demo: $*" >&2; exit 1; }
 log() { echo "demo: $*"; }
@@ -111,6 +119,16 @@ wait_for_flow() { # seconds
   die "no energy flow for installation 1 after $1 s"
 }
 
+tracing_howto() { # what DEMO_TRACING=1 prints; nothing otherwise
+  [ "${DEMO_TRACING:-0}" = 1 ] || return 0
+  cat <<EOF
+Tracing:              spans printed in the consumers' and api's logs; a read always traced
+                      (its traceparent sampled), its span named by the route:
+  curl -s -H "Api-Key: \$KEY" -H "traceparent: 00-\$(openssl rand -hex 16)-\$(openssl rand -hex 8)-01" \\
+    '$API_BASE/getInstallationCurrentEnergyFlow?installationId=1'
+EOF
+}
+
 print_howto() {
   cat <<EOF
 
@@ -127,6 +145,7 @@ Docs and playground:  http://127.0.0.1:$API_PORT/docs
 Prometheus:           http://127.0.0.1:$PROMETHEUS_PORT/alerts   (rules: ops/prometheus/)
 Dashboard:            http://127.0.0.1:$PROMETHEUS_PORT/consoles/read-model.html
 Logs:                 $DEMO_DIR/{consumers,api,simulator}.log
+$(tracing_howto)
 Status / stop:        bash infra/demo.sh status   |   bash infra/demo.sh stop
 EOF
 }
@@ -138,8 +157,8 @@ start() {
   mkdir -p "$DEMO_DIR"
   bash "$ROOT/infra/stack.sh" start
   (cd "$ROOT" && "$TSX" infra/create-topics.ts)
-  start_bg consumers "$HEALTH_PORT" "${NODE_TSX[@]}" consumers/main.ts
-  start_bg api "$API_PORT" "${NODE_TSX[@]}" api/main.ts
+  start_bg consumers "$HEALTH_PORT" ${TRACING_ENV[@]+"${TRACING_ENV[@]}"} "${NODE_TSX[@]}" consumers/main.ts
+  start_bg api "$API_PORT" ${TRACING_ENV[@]+"${TRACING_ENV[@]}"} "${NODE_TSX[@]}" api/main.ts
   wait_healthy consumers "http://127.0.0.1:$HEALTH_PORT/readyz" 90
   wait_healthy api "http://127.0.0.1:$API_PORT/readyz" 60
   ensure_key
