@@ -22,8 +22,6 @@ import type { ApiTracer } from './api-tracer.js';
 // CPU to a 39 µs near-cache hit, these about 20. A request the sampler drops costs these
 // hooks a WeakMap lookup each and leaves no context active, so nothing beneath it makes a span.
 
-const tracer = () => trace.getTracer('read-model-api');
-
 const INSTALLATION_ID = /^[1-9][0-9]{0,15}$/;
 
 interface Traced {
@@ -32,6 +30,8 @@ interface Traced {
 }
 
 export function createApiTracer(): ApiTracer {
+  // Created after the SDK started (main.ts): the provider's own tracer, not a proxy per call.
+  const tracer = trace.getTracer('read-model-api');
   /** The span of each sampled request, by request. */
   const requests = new WeakMap<FastifyRequest, Traced>();
   return {
@@ -42,7 +42,7 @@ export function createApiTracer(): ApiTracer {
             ? ROOT_CONTEXT
             : propagation.extract(ROOT_CONTEXT, request.headers);
         const route = request.routeOptions.url ?? 'unmatched';
-        const span = tracer().startSpan(
+        const span = tracer.startSpan(
           `${request.method} ${route}`,
           {
             kind: SpanKind.SERVER,
