@@ -44,18 +44,17 @@ export function createApiTracer(): ApiTracer {
         const route = request.routeOptions.url ?? 'unmatched';
         const span = tracer.startSpan(
           `${request.method} ${route}`,
-          {
-            kind: SpanKind.SERVER,
-            attributes: {
-              'http.request.method': request.method,
-              'http.route': route,
-              // The route again, never the path as sent.
-              'url.path': route,
-            },
-          },
+          { kind: SpanKind.SERVER },
           parent,
         );
         if (!span.isRecording()) return done();
+        // Set once sampled: the SDK copies and checks what a span starts with, sampled or not.
+        span.setAttributes({
+          'http.request.method': request.method,
+          'http.route': route,
+          // The route again, never the path as sent.
+          'url.path': route,
+        });
         const traced = { span, context: trace.setSpan(parent, span) };
         requests.set(request, traced);
         context.with(traced.context, done);
