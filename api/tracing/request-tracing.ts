@@ -17,10 +17,11 @@ import type { ApiTracer } from './api-tracer.js';
 // instrumentation), the status, whether the read came from the near-cache, and the
 // installation read once the answer says the caller may see it. Never the path as sent, a
 // header or a key: a client may put its key anywhere in the URL.
-// Four hooks of our own rather than @fastify/otel: in a first, noisy measurement at 1 %
-// sampling, that plugin (a span per request and per handler, its hooks) added about 40 µs of
-// CPU to a 39 µs near-cache hit, these about 20. A request the sampler drops costs these
-// hooks a WeakMap lookup each and leaves no context active, so nothing beneath it makes a span.
+// Four hooks of our own rather than @fastify/otel: at 1 % sampling that plugin (a span per
+// request and per handler, its hooks) added about 40 µs of CPU to a 39 µs near-cache hit, these
+// far less (docs/operations.md, "What it costs"). A request the sampler drops costs them a
+// span that records nothing and a WeakMap lookup each, and leaves no context active, so
+// nothing beneath it makes a span.
 
 const INSTALLATION_ID = /^[1-9][0-9]{0,15}$/;
 
