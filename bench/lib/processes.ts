@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { openSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
+import { underCallgrind } from './instructions.js';
 
 // Child processes of the bench: each runs `node [--import tsx] <script>` directly (no npx
 // wrapper), so its pid is the process doing the work and /proc/<pid>/stat measures it.
@@ -38,24 +39,26 @@ export function startChild(opts: {
   nodeArgs?: readonly string[];
   /** Where `<name>.log` takes stdout and stderr; without it stdout is dropped, stderr shown. */
   logDir?: string;
+  /** Run under valgrind's callgrind, writing its counts here (see instructions.ts). */
+  callgrindOut?: string;
 }): Child {
   const log =
     opts.logDir === undefined ? null : openSync(join(opts.logDir, `${opts.name}.log`), 'a');
-  const child = spawn(
+  const node = [
     process.execPath,
-    [
-      ...(opts.nodeArgs ?? []),
-      // Sources through tsx; compiled files (`npm run build`, dist/*.js) by node alone.
-      ...(opts.script.endsWith('.ts') ? ['--import', 'tsx'] : []),
-      resolve(ROOT, opts.script),
-      ...(opts.args ?? []),
-    ],
-    {
-      cwd: ROOT,
-      env: { ...process.env, ...opts.env },
-      stdio: log === null ? ['ignore', 'ignore', 'inherit'] : ['ignore', log, log],
-    },
-  );
+    ...(opts.nodeArgs ?? []),
+    // Sources through tsx; compiled files (`npm run build`, dist/*.js) by node alone.
+    ...(opts.script.endsWith('.ts') ? ['--import', 'tsx'] : []),
+    resolve(ROOT, opts.script),
+    ...(opts.args ?? []),
+  ];
+  // valgrind runs the program in its own process: the pid stays the one doing the work.
+  const argv = opts.callgrindOut === undefined ? node : underCallgrind(opts.callgrindOut, node);
+  const child = spawn(argv[0] as string, argv.slice(1), {
+    cwd: ROOT,
+    env: { ...process.env, ...opts.env },
+    stdio: log === null ? ['ignore', 'ignore', 'inherit'] : ['ignore', log, log],
+  });
   if (child.pid === undefined) throw new Error(`could not start ${opts.name}`);
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   return {
