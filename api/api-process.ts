@@ -10,7 +10,7 @@ import { createApiRedis } from './redis-client.js';
 
 export async function runApiProcess(tracing: TracingRuntime | null): Promise<void> {
   const tracer = tracing
-    ? (await import('./tracing/request-tracing.js')).createApiTracer()
+    ? (await import('./tracing/request-tracing.js')).createApiTracer(tracing.roots)
     : undefined;
   const config = loadConfig();
   const logger = createLogger({ level: config.logLevel, name: 'api' });

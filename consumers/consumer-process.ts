@@ -11,7 +11,7 @@ import { createKafkajsClient } from './kafka/kafkajs-client.js';
 
 export async function runConsumerProcess(tracing: TracingRuntime | null): Promise<void> {
   const tracer = tracing
-    ? (await import('./tracing/batch-tracing.js')).createBatchTracer()
+    ? (await import('./tracing/batch-tracing.js')).createBatchTracer(tracing.roots)
     : undefined;
   const config = loadConfig();
   const logger = createLogger({ level: config.logLevel, name: 'consumers' });

@@ -9,6 +9,7 @@ import {
   trace,
 } from '@opentelemetry/api';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { type RootSampling, sdkDecides } from '../../src/tracing/root-sampling.js';
 import type { ApiReader, Read } from '../read-model/api-reader.js';
 import type { ApiTracer } from './api-tracer.js';
 
@@ -17,11 +18,12 @@ import type { ApiTracer } from './api-tracer.js';
 // instrumentation), the status, whether the read came from the near-cache, and the
 // installation read once the answer says the caller may see it. Never the path as sent, a
 // header or a key: a client may put its key anywhere in the URL.
-// Four hooks of our own rather than @fastify/otel: at 1 % sampling that plugin (a span per
+// Three hooks of our own rather than @fastify/otel: at 1 % sampling that plugin (a span per
 // request and per handler, its hooks) added about 40 µs of CPU to a 39 µs near-cache hit, these
-// far less (docs/operations.md, "What it costs"). A request the sampler drops costs them a
-// span that records nothing and a WeakMap lookup each, and leaves no context active, so
-// nothing beneath it makes a span.
+// far less (docs/operations.md, "What it costs"). A request without a caller's traceparent is
+// drawn first (root-sampling.ts): one not kept builds nothing (no span, no name, no ids), leaves
+// no context active, so nothing beneath it makes a span, and costs the other hooks a WeakMap
+// lookup each.
 
 const INSTALLATION_ID = /^[1-9][0-9]{0,15}$/;
 
@@ -30,7 +32,8 @@ interface Traced {
   readonly context: Context;
 }
 
-export function createApiTracer(): ApiTracer {
+/** `roots`: the process's draw (TracingRuntime); by default the SDK's sampler decides alone. */
+export function createApiTracer(roots: RootSampling = sdkDecides): ApiTracer {
   // Created after the SDK started (main.ts): the provider's own tracer, not a proxy per call.
   const tracer = trace.getTracer('read-model-api');
   /** The span of each sampled request, by request. */
@@ -38,16 +41,16 @@ export function createApiTracer(): ApiTracer {
   return {
     register(app: FastifyInstance) {
       app.addHook('onRequest', (request, _reply, done) => {
-        const parent =
-          request.headers.traceparent === undefined
-            ? ROOT_CONTEXT
-            : propagation.extract(ROOT_CONTEXT, request.headers);
+        const caller = request.headers.traceparent !== undefined;
+        if (!caller && !roots.keep()) return done();
         const route = request.routeOptions.url ?? 'unmatched';
-        const span = tracer.startSpan(
-          `${request.method} ${route}`,
-          { kind: SpanKind.SERVER },
-          parent,
-        );
+        const name = `${request.method} ${route}`;
+        const options = { kind: SpanKind.SERVER };
+        const parent = caller ? propagation.extract(ROOT_CONTEXT, request.headers) : ROOT_CONTEXT;
+        const span = caller
+          ? tracer.startSpan(name, options, parent)
+          : roots.start(tracer, name, options, parent);
+        // Dropped all the same: a caller's traceparent that says not sampled.
         if (!span.isRecording()) return done();
         // Set once sampled: the SDK copies and checks what a span starts with, sampled or not.
         span.setAttributes({
@@ -66,19 +69,15 @@ export function createApiTracer(): ApiTracer {
         if (traced) context.with(traced.context, done);
         else done();
       });
-      app.addHook('onSend', (request, reply, payload, done) => {
-        const traced = requests.get(request);
-        if (traced && reply.statusCode < 400) {
-          const id = installationIdOf(request);
-          if (id !== undefined) traced.span.setAttribute('installation.id', id);
-        }
-        done(null, payload);
-      });
       app.addHook('onResponse', (request, reply, done) => {
         const traced = requests.get(request);
         if (traced) {
-          traced.span.setAttribute('http.response.status_code', reply.statusCode);
-          if (reply.statusCode >= 500) traced.span.setStatus({ code: SpanStatusCode.ERROR });
+          const status = reply.statusCode;
+          traced.span.setAttribute('http.response.status_code', status);
+          // Only on answers the caller may see: a refusal says nothing of the installation.
+          const id = status < 400 ? installationIdOf(request) : undefined;
+          if (id !== undefined) traced.span.setAttribute('installation.id', id);
+          if (status >= 500) traced.span.setStatus({ code: SpanStatusCode.ERROR });
           traced.span.end();
         }
         done();

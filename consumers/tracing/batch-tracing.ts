@@ -10,12 +10,14 @@ import {
   trace,
 } from '@opentelemetry/api';
 import type { PhaseCounts } from '../../src/tracing/pass-trace.js';
+import { type RootSampling, sdkDecides } from '../../src/tracing/root-sampling.js';
 import type { KafkaBatch, KafkaMessage } from '../kafka/client.js';
 import type { BatchTracer } from './batch-tracer.js';
 
 // The consumers' spans (docs/operations.md, "Tracing"): one per batch, linked to the span that
 // produced each of its messages (W3C traceparent header), with the projection passes beneath
-// and, on the telemetry path, their load, fold and write. Loaded only when tracing is on.
+// and, on the telemetry path, their load, fold and write. Loaded only when tracing is on. A batch
+// is drawn first (root-sampling.ts): one not kept costs a Math.random() and nothing else.
 
 /** The SDK keeps at most 128 links a span by default (OTEL_SPAN_LINK_COUNT_LIMIT). */
 const MAX_LINKS = 128;
@@ -25,17 +27,20 @@ const headerGetter: TextMapGetter<KafkaMessage['headers']> = {
   get: (carrier, key) => carrier[key]?.toString('latin1'),
 };
 
-export function createBatchTracer(): BatchTracer {
+/** `roots`: the process's draw (TracingRuntime); by default the SDK's sampler decides alone. */
+export function createBatchTracer(roots: RootSampling = sdkDecides): BatchTracer {
   const tracer = trace.getTracer('read-model-consumers');
   return {
     batch(batch, handle) {
-      const span = tracer.startSpan(`process ${batch.topic}`, {
-        kind: SpanKind.CONSUMER,
-        root: true,
-        attributes: batchAttributes(batch),
-      });
-      // Dropped by the sampler: the batch runs with no span active, so nothing beneath it is
-      // traced either (passes, phases, Redis commands) and no header is read.
+      // Not kept: the batch runs with no span active, so nothing beneath it is traced either
+      // (passes, phases, Redis commands), no header is read and no attribute built.
+      if (!roots.keep()) return handle();
+      const span = roots.start(
+        tracer,
+        `process ${batch.topic}`,
+        { kind: SpanKind.CONSUMER, root: true, attributes: batchAttributes(batch) },
+        context.active(),
+      );
       if (!span.isRecording()) return handle();
       span.addLinks(producerLinks(batch.messages));
       return context.with(trace.setSpan(context.active(), span), () => ended(span, handle()));

@@ -1,3 +1,4 @@
+import type { RootSampling } from './root-sampling.js';
 import { type TracingSettings, tracingSettings } from './tracing-settings.js';
 
 // The one door to tracing, called first by each process's main.ts. Off (the default), it loads
@@ -6,6 +7,8 @@ import { type TracingSettings, tracingSettings } from './tracing-settings.js';
 // the ioredis instrumentation's import hook is in place when ioredis loads.
 
 export interface TracingRuntime {
+  /** Which new traces are kept, drawn before their root span is built (root-sampling.ts). */
+  readonly roots: RootSampling;
   /** Exports what is still buffered, then stops the SDK; call before the process exits. */
   shutdown(): Promise<void>;
 }
