@@ -20,6 +20,8 @@ import { benchRedis, dropPrefix, REDIS_URL } from './stack.js';
 export interface Target {
   readonly origin: string;
   readonly pid: number;
+  /** Where callgrind writes its counts, when the case runs its children under it. */
+  readonly callgrindOut?: string;
 }
 
 /** Bodies the baseline server answers: endpoint -> [installation id (or key), body]. */
@@ -42,8 +44,14 @@ export interface Standalone {
   close(): Promise<void>;
 }
 
-/** `clusterNodes`: the case's model and API on that Redis Cluster instead of the one Redis. */
-export function standalone(name: string, options: { clusterNodes?: string } = {}): Standalone {
+/**
+ * `clusterNodes`: the case's model and API on that Redis Cluster instead of the one Redis.
+ * `callgrindDir`: every child runs under callgrind (bench/lib/instructions.ts), its counts there.
+ */
+export function standalone(
+  name: string,
+  options: { clusterNodes?: string; callgrindDir?: string } = {},
+): Standalone {
   const prefix = `bench:${name}-${Date.now().toString(36)}:`;
   const clusterNodes = options.clusterNodes ?? '';
   const redis = clusterNodes
@@ -52,6 +60,9 @@ export function standalone(name: string, options: { clusterNodes?: string } = {}
       })
     : benchRedis();
   const children: Child[] = [];
+  const { callgrindDir } = options;
+  // Under callgrind a process starts about 50x slower.
+  const startMs = callgrindDir === undefined ? 30_000 : 600_000;
   const start = async (
     child: string,
     script: string,
@@ -59,17 +70,19 @@ export function standalone(name: string, options: { clusterNodes?: string } = {}
     args: string[],
     env: Record<string, string>,
   ): Promise<Target> => {
-    const started = startChild({ name: child, script, args, env });
+    const callgrindOut =
+      callgrindDir === undefined ? undefined : join(callgrindDir, `${child}-${port}.callgrind`);
+    const started = startChild({ name: child, script, args, env, callgrindOut });
     children.push(started);
     const origin = `http://127.0.0.1:${port}`;
     await waitUntil(
       `${child} on ${origin}`,
       () => httpOk(`${origin}/healthz`),
-      30_000,
+      startMs,
       started,
       200,
     );
-    return { origin, pid: started.pid };
+    return { origin, pid: started.pid, callgrindOut };
   };
   return {
     prefix,
