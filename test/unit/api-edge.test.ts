@@ -82,6 +82,12 @@ describe('hasRepeatedCredential', () => {
     expect(hasRepeatedCredential(['Api-Key', 'a', 'Authorization', 'Bearer a'])).toBe(false);
     expect(hasRepeatedCredential(['Authorization', 'a', 'authorization', 'b'])).toBe(true);
     expect(hasRepeatedCredential(['api-key', 'a', 'x', 'y', 'API-KEY', 'a'])).toBe(true);
+    // The spellings taken without lower-casing, and others of the same length.
+    expect(hasRepeatedCredential(['Api-Key', 'a', 'api-key', 'b'])).toBe(true);
+    expect(hasRepeatedCredential(['Authorization', 'a', 'AUTHORIZATION', 'b'])).toBe(true);
+    expect(hasRepeatedCredential(['api-kez', 'a', 'api-key', 'b', 'Authorizatio_', 'c'])).toBe(
+      false,
+    );
   });
 });
 
