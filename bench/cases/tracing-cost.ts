@@ -46,7 +46,7 @@ const KEEP = stringArg('keep');
 const ONLY = stringArg('only');
 
 const sink = await spanSink();
-const sides = tracingSides(sink.endpoint, NOW, PRE);
+const sides = tracingSides(sink.endpoint, NOW, PRE, { exportByBatchOnly: INSTRUCTIONS });
 const names = Object.keys(sides);
 const bench = standalone('tracing');
 const insts = Array.from({ length: INSTALLATIONS }, (_, i) => installation(7000 + i));
