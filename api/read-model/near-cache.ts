@@ -24,7 +24,9 @@ import type { ViewCache } from './view-cache.js';
 // read only after that subscription was confirmed; any announcement empties it, and a read that
 // raced one is not kept. An emptied entry keeps its place and its channel, so the next read is
 // kept at once: a busy installation costs the API one message per write, not an unsubscribe, a
-// subscribe and a second read to warm it again. Emptied entries go in LRU order like the others.
+// subscribe and a second read to warm it again. That holds while it is read from memory between
+// writes: an entry written twice with no hit between goes (its writes outpace its reads). Emptied
+// entries go in LRU order like the others.
 // When the subscriber's connection drops every entry goes (whatever happened meanwhile was not
 // heard), and until it is back reads go to Redis uncached. The key itself is judged per request
 // (key-access.ts), before the entry is looked at. Time is evaluated per request: the key's
@@ -98,6 +100,8 @@ interface Entry {
   readonly filledAt: number;
   /** What the snapshot holds, approximately (its stored bytes and a fixed overhead). */
   readonly bytes: number;
+  /** Served from memory since it was filled (or emptied). */
+  used: boolean;
 }
 
 // Beyond the stored bytes: the entry, its maps and the memo's objects, roughly.
@@ -149,8 +153,12 @@ export function createNearCache(deps: {
   subscriber.on('change', (id) => {
     const entry = lru.get(id);
     if (entry === undefined) return;
+    // Written again before anyone read it from memory: its writes outpace its reads, and holding
+    // it costs a message per write and a whole snapshot per refill for no hit. Let it go; the
+    // admission takes it back if its reads pick up (and slows down if this keeps happening).
+    if (!entry.used) return drop(id);
     bytes -= entry.bytes;
-    lru.set(id, { snapshot: null, readFor: entry.readFor, filledAt: 0, bytes: 0 });
+    lru.set(id, { snapshot: null, readFor: entry.readFor, filledAt: 0, bytes: 0, used: false });
   });
   subscriber.on('reset', () => {
     for (const id of lru.keys()) subscriber.release(id);
@@ -236,7 +244,13 @@ export function createNearCache(deps: {
       lru.delete(id);
     } else void subscriber.hold(id);
     const size = sizeOf(snapshot);
-    lru.set(id, { snapshot, readFor: snapshot.grants, filledAt: performance.now(), bytes: size });
+    lru.set(id, {
+      snapshot,
+      readFor: snapshot.grants,
+      filledAt: performance.now(),
+      bytes: size,
+      used: false,
+    });
     bytes += size;
     while (lru.size > deps.entries || (bytes > deps.maxBytes && lru.size > 1))
       drop(lru.keys().next().value as number);
@@ -250,6 +264,7 @@ export function createNearCache(deps: {
     if (monotonicMs - entry.filledAt >= deps.maxAgeMs) return undefined;
     if (unproven.size > 0 && unproven.delete(id))
       warmRate = Math.min(MAX_WARMS_PER_SECOND, warmRate + WARM_RATE_STEP);
+    entry.used = true;
     lru.delete(id);
     lru.set(id, entry);
     return entry.snapshot;

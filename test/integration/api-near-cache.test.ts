@@ -132,6 +132,27 @@ describe('API near-cache', () => {
     expect(commands).toEqual([]);
   });
 
+  it('lets go of an installation written twice with no read from memory between', async () => {
+    const { id, key } = await readable();
+    await warm(flowPath(id), key);
+    await battery(id, 41);
+    await battery(id, 42);
+    // Holding it would cost a message per write and a snapshot per refill for no hit.
+    const seen: unknown[][] = [];
+    await waitFor(
+      'the channel released',
+      async () => {
+        seen.push(...(await monitor.take()));
+        return seen.some(([name]) => /^s?unsubscribe$/i.test(String(name))) ? true : undefined;
+      },
+      1_000,
+    );
+    // Read from Redis again, with the last write.
+    const { result, commands } = await commandsOf(() => get(flowPath(id), key));
+    expect(result.json().data.batterySoe).toBe(42);
+    expect(commands.filter(([name]) => /^evalsha$/i.test(String(name))).length).toBeGreaterThan(0);
+  });
+
   it('serves the bulk flow from memory and follows every change of a flow', async () => {
     const { id, key } = await readable();
     const bulkPath = `/getInstallationsCurrentEnergyFlow?installationIds=${id}`;
