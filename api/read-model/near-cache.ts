@@ -111,7 +111,7 @@ const ENTRY_OVERHEAD_BYTES = 400;
 // entries are worth: an entry evicted before its first hit halves it, a first hit raises it by
 // a step (AIMD). So polling that never comes back to what it kept (a round-robin wider than the
 // cache) soon keeps almost nothing, while a hot set that shifts is taken up at once.
-const MAX_WARMS_PER_SECOND = 500;
+const MAX_WARMS_PER_SECOND = 5_000;
 const MIN_WARMS_PER_SECOND = 2;
 const WARM_RATE_STEP = 10;
 const MIN_FREQUENCY = 3;
