@@ -11,6 +11,7 @@ import type { TransportErrorCode } from './errors/error-catalog.js';
 import { createFrameworkErrorHandler, registerHttpErrors } from './http-errors.js';
 import { registerOpenApiRoute } from './openapi/openapi-route.js';
 import { createApiMetrics } from './ops/api-metrics.js';
+import { registerNearCacheMetrics } from './ops/near-cache-metrics.js';
 import { registerOpsRoutes } from './ops/ops-routes.js';
 import { createQuotaRefusals } from './ops/quota-metrics.js';
 import { registerPlayground } from './playground/playground.js';
@@ -80,6 +81,7 @@ export function buildApi(deps: ApiDeps): FastifyInstance {
   const clock = deps.clock ?? Date.now;
   // Reader (near-cache), streams and their change-feed subscriber; closed with the app.
   const side = createReadSide({ config, redis, logger: deps.logger, clock });
+  registerNearCacheMetrics(metrics.registry, side.cache);
   // Open streams end before the server closes: close() would otherwise wait for them forever.
   app.addHook('preClose', (done) => {
     side.streams.close();

@@ -86,7 +86,21 @@ export interface NearCache {
    */
   peek(app: number, id: number, monotonicMs?: number): Snapshot | undefined;
   readonly size: number;
+  /** Counts since start, for the metrics (api/ops/near-cache-metrics.ts). */
+  stats(): NearCacheStats;
   clear(): void;
+}
+
+export interface NearCacheStats {
+  /** Lookups answered from memory, and those that went to Redis. */
+  readonly hits: number;
+  readonly misses: number;
+  /** Installations kept after a miss (each a subscription and a read). */
+  readonly warms: number;
+  /** Installations let go because writes came faster than hits. */
+  readonly released: number;
+  readonly entries: number;
+  readonly bytes: number;
 }
 
 interface Entry {
@@ -140,6 +154,7 @@ export function createNearCache(deps: {
   let tokensAt = performance.now();
   // Installations the admission kept that no request has hit yet.
   const unproven = new Set<number>();
+  const counts = { hits: 0, misses: 0, warms: 0, released: 0 };
 
   function drop(id: number): void {
     const entry = lru.get(id);
@@ -156,7 +171,10 @@ export function createNearCache(deps: {
     // Written again before anyone read it from memory: its writes outpace its reads, and holding
     // it costs a message per write and a whole snapshot per refill for no hit. Let it go; the
     // admission takes it back if its reads pick up (and slows down if this keeps happening).
-    if (!entry.used) return drop(id);
+    if (!entry.used) {
+      counts.released++;
+      return drop(id);
+    }
     bytes -= entry.bytes;
     lru.set(id, { snapshot: null, readFor: entry.readFor, filledAt: 0, bytes: 0, used: false });
   });
@@ -225,6 +243,7 @@ export function createNearCache(deps: {
         if (snapshot !== null && subscriber.unchanged(id, stamp)) {
           keep(id, snapshot);
           unproven.add(id);
+          counts.warms++;
         }
       } finally {
         subscriber.release(id);
@@ -259,9 +278,11 @@ export function createNearCache(deps: {
   function hit(app: number, id: number, monotonicMs = performance.now()): Snapshot | undefined {
     sketch.increment(id);
     const entry = lru.get(id);
-    if (!entry?.snapshot) return undefined;
-    if (!entry.snapshot.grants.has(app)) return undefined;
-    if (monotonicMs - entry.filledAt >= deps.maxAgeMs) return undefined;
+    if (!entry?.snapshot?.grants.has(app) || monotonicMs - entry.filledAt >= deps.maxAgeMs) {
+      counts.misses++;
+      return undefined;
+    }
+    counts.hits++;
     if (unproven.size > 0 && unproven.delete(id))
       warmRate = Math.min(MAX_WARMS_PER_SECOND, warmRate + WARM_RATE_STEP);
     entry.used = true;
@@ -274,6 +295,7 @@ export function createNearCache(deps: {
     get size() {
       return lru.size;
     },
+    stats: () => ({ ...counts, entries: lru.size, bytes }),
     clear() {
       for (const id of lru.keys()) subscriber.release(id);
       lru.clear();

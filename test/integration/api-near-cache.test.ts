@@ -153,6 +153,26 @@ describe('API near-cache', () => {
     expect(commands.filter(([name]) => /^evalsha$/i.test(String(name))).length).toBeGreaterThan(0);
   });
 
+  it('counts its hits, misses, warms and releases in the metrics', async () => {
+    const metric = async (pattern: RegExp) =>
+      Number(pattern.exec((await api.app.inject({ url: '/metrics' })).body)?.[1]);
+    const hits = /api_near_cache_lookups_total\{result="hit"\} (\d+)/;
+    const released = /api_near_cache_changes_total\{change="released"\} (\d+)/;
+    const [hitsBefore, releasedBefore] = [await metric(hits), await metric(released)];
+    const { id, key } = await readable();
+    await warm(flowPath(id), key);
+    expect(await metric(hits)).toBeGreaterThan(hitsBefore);
+    expect(await metric(/api_near_cache_entries (\d+)/)).toBeGreaterThan(0);
+    expect(await metric(/api_near_cache_changes_total\{change="warmed"\} (\d+)/)).toBeGreaterThan(
+      0,
+    );
+    await battery(id, 43);
+    await battery(id, 44);
+    await waitFor('a release counted', async () =>
+      (await metric(released)) > releasedBefore ? true : undefined,
+    );
+  });
+
   it('serves the bulk flow from memory and follows every change of a flow', async () => {
     const { id, key } = await readable();
     const bulkPath = `/getInstallationsCurrentEnergyFlow?installationIds=${id}`;
