@@ -7,8 +7,8 @@ import { loadAverage, standalone } from '../lib/standalone.js';
 
 // Issue 40: what polling 1,000 installations costs with the official client (bulk requests of
 // 100 with their conditional cache) against a naive fetch loop (one plain request per
-// installation), side by side in one run against one API while flows change; then the client's
-// own CPU per call against a raw fetch. Standalone, on its own Redis prefix, which it drops:
+// installation), side by side in one run against one API while flows change (the client's own
+// CPU per call: client-cpu.ts). Standalone, on its own Redis prefix, which it drops:
 //   npx tsx bench/cases/client-poll.ts [--seconds 300] [--interval 10] [--installations 1000]
 //     [--rate 200]
 // Changes: --rate battery reports a second over random installations (the demo's simulator
@@ -21,7 +21,6 @@ const SECONDS = numberArg('seconds', 300);
 const INTERVAL_S = numberArg('interval', 10);
 const INSTALLATIONS = numberArg('installations', 1_000);
 const RATE = numberArg('rate', 200);
-const CPU_CALLS = numberArg('cpu-calls', 2_000);
 const PORT = numberArg('port', 18295);
 
 const bench = standalone('client-poll');
@@ -108,18 +107,6 @@ async function naivePoll(origin: string, side: Side) {
   await Promise.all(Array.from({ length: 10 }, worker));
 }
 
-const cpuMicros = () => {
-  const u = process.cpuUsage();
-  return u.user + u.system;
-};
-
-/** Bench-process CPU per call, µs, of `call` run CPU_CALLS times one after another. */
-async function cpuPerCall(call: (id: number) => Promise<unknown>): Promise<number> {
-  const before = cpuMicros();
-  for (let i = 0; i < CPU_CALLS; i++) await call(ids[i % 100] as number);
-  return (cpuMicros() - before) / CPU_CALLS;
-}
-
 try {
   console.log(
     `client-poll bench: ${INSTALLATIONS} installations, ${SECONDS} s, poll every ${INTERVAL_S} s, ${RATE} changes/s; load ${loadAverage()}`,
@@ -130,7 +117,7 @@ try {
     await bench.seed.devices(id, [{ category: 'battery', record }], Date.now(), WINDOW_S);
   }
   await bench.seed.liveKey(key, { app: 1, installations: ids.map((id) => installation(id)) });
-  const api = await bench.api(PORT, { ONLINE_WINDOW_SECONDS: String(WINDOW_S) });
+  await bench.api(PORT, { ONLINE_WINDOW_SECONDS: String(WINDOW_S) });
 
   const naive: Side = { requests: 0, notModified: 0, units: 0, bytes: 0, polls: 0 };
   const withClient: Side = { requests: 0, notModified: 0, units: 0, bytes: 0, polls: 0 };
@@ -186,37 +173,7 @@ try {
   );
   console.log('\n(target: quota units and bytes >= 5x fewer with the client)');
 
-  // CPU per call, the bench process only, flows no longer changing; rounds alternate.
-  const origin = api.origin;
-  const raw = async (id: number) => {
-    const res = await fetch(
-      `${origin}${BASE}/getInstallationCurrentEnergyFlow?installationId=${id}`,
-      {
-        headers: { 'api-key': key },
-      },
-    );
-    return res.json();
-  };
-  const fresh = createReadApiClient({ baseUrl: `${origin}${BASE}`, apiKey: key, cache: false });
-  const cached = createReadApiClient({ baseUrl: `${origin}${BASE}`, apiKey: key });
-  const sums = { raw: 0, client: 0, cached: 0 };
-  for (let round = 0; round < 3; round++) {
-    sums.raw += await cpuPerCall(raw);
-    sums.client += await cpuPerCall((id) => fresh.getEnergyFlow(id));
-    sums.cached += await cpuPerCall((id) => cached.getEnergyFlow(id));
-  }
-  console.log(
-    `\n| per call (bench process CPU, ${CPU_CALLS} calls x 3 rounds) | µs | vs raw fetch |`,
-  );
-  console.log('|---|---|---|');
-  console.log(`| raw fetch + json() | ${(sums.raw / 3).toFixed(0)} | 1.00x |`);
-  console.log(
-    `| client, 200s (cache off) | ${(sums.client / 3).toFixed(0)} | ${(sums.client / sums.raw).toFixed(2)}x |`,
-  );
-  console.log(
-    `| client, 304s (cache on) | ${(sums.cached / 3).toFixed(0)} | ${(sums.cached / sums.raw).toFixed(2)}x |`,
-  );
-  console.log('\n(target: client <= 1.2x raw fetch)');
+  console.log("\n(the client's own CPU per call against raw fetch: bench/cases/client-cpu.ts)");
 } finally {
   await bench.close();
 }

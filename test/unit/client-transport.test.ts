@@ -78,6 +78,37 @@ describe('client: quota pacing slots', () => {
   });
 });
 
+describe('client: a request in flight', () => {
+  /** Never answers; `closed` tells whether the client ended the request before an answer. */
+  const hanging = () => {
+    let closed: Promise<boolean> = new Promise(() => undefined);
+    const handle: Handler = (_req, res) => {
+      closed = new Promise((resolve) => res.on('close', () => resolve(!res.writableEnded)));
+    };
+    return { handle, closed: () => closed };
+  };
+
+  it('is ended at the call deadline, which the TimeoutError reports', async () => {
+    const server = hanging();
+    const { client } = await serve(server.handle);
+    const error = await client.getEnergyFlow(1, { timeoutMs: 200 }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TimeoutError);
+    expect(error).toMatchObject({ timeoutMs: 200 });
+    expect(await server.closed()).toBe(true);
+  });
+
+  it('is ended when the caller aborts, with the caller reason', async () => {
+    const server = hanging();
+    const { client, requests } = await serve(server.handle);
+    const cancel = new AbortController();
+    const call = client.getEnergyFlow(1, { signal: cancel.signal });
+    await vi.waitFor(() => expect(requests).toHaveLength(1));
+    cancel.abort(new Error('caller gave up'));
+    await expect(call).rejects.toThrow('caller gave up');
+    expect(await server.closed()).toBe(true);
+  });
+});
+
 describe('client: a 200 whose body is cut', () => {
   const cut = (res: ServerResponse) => {
     res.writeHead(200, { 'content-type': 'application/json', 'content-length': '1000' });
