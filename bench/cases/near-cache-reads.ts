@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import {
   applicationsOf,
   captureBodies,
@@ -24,11 +26,17 @@ import { loadAverage, standalone, type Target } from '../lib/standalone.js';
 // Redis read per request (bench/servers/one-read-server.ts), R in the alternation.
 // The same reads counted in instructions: read-instructions.ts.
 // Standalone, on its own Redis prefix, which it drops:
+// `--at DIR`: both APIs from a checkout of another commit (`git worktree add DIR <commit>` inside
+// this repository, so its imports find node_modules here).
 //   npx tsx bench/cases/near-cache-reads.ts [--seconds 6] [--alternations 3] [--connections 64]
-//     [--only getInstallationCurrentEnergyFlow]
+//     [--only getInstallationCurrentEnergyFlow] [--at .local/wt-683440a]
 
 const LOAD = loadRunner({ connections: 64 });
 const INSTALLATIONS = numberArg('installations', 1_000);
+
+const atArg = process.argv.indexOf('--at');
+const apiScript = atArg > 0 ? join(process.argv[atArg + 1] as string, 'api/main.ts') : undefined;
+if (apiScript !== undefined && !existsSync(apiScript)) throw new Error(`${apiScript}: no checkout`);
 
 const bench = standalone('near-cache');
 const model = readModel(INSTALLATIONS);
@@ -42,8 +50,8 @@ const load = (server: Target, endpoint: ReadEndpoint): Promise<Run> =>
 try {
   await seedReadModel(bench.seed, model);
   const [on, off] = await Promise.all([
-    bench.api(18295),
-    bench.api(18296, { API_NEAR_CACHE_ENTRIES: '0' }),
+    bench.api(18295, {}, apiScript),
+    bench.api(18296, { API_NEAR_CACHE_ENTRIES: '0' }, apiScript),
   ]);
   const endpoints = READ_ENDPOINTS;
   const baseline = await bench.baseline(18297, await captureBodies(off.origin, model));
