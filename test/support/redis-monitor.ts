@@ -1,3 +1,4 @@
+import { connect, type Socket } from 'node:net';
 import type { Redis } from 'ioredis';
 import { isCluster } from '../../src/read-model/redis-connection.js';
 import { testRedis, waitFor } from './stack.js';
@@ -27,15 +28,16 @@ export async function monitorRedis(
   const ignored = await clientAddresses(nodes, background);
   let seen: string[][] = [];
   const markersSeen = new Map<string, number>();
-  const monitors = await Promise.all(nodes.map((node) => node.monitor()));
-  for (const monitor of monitors) {
-    monitor.on('monitor', (_time: string, args: string[], source: string) => {
-      if (ignored.has(source) || !args.some((a) => a.startsWith(prefix))) return;
-      if (args[0]?.toLowerCase() === 'ping')
-        markersSeen.set(args[1] as string, (markersSeen.get(args[1] as string) ?? 0) + 1);
-      else seen.push(args);
-    });
-  }
+  const monitors = await Promise.all(
+    nodes.map((node) =>
+      monitorNode(node, (args, source) => {
+        if (ignored.has(source) || !args.some((a) => a.startsWith(prefix))) return;
+        if (args[0]?.toLowerCase() === 'ping')
+          markersSeen.set(args[1] as string, (markersSeen.get(args[1] as string) ?? 0) + 1);
+        else seen.push(args);
+      }),
+    ),
+  );
   let markers = 0;
   return {
     async take() {
@@ -49,10 +51,57 @@ export async function monitorRedis(
       return taken;
     },
     stop() {
-      for (const monitor of monitors) monitor.disconnect();
+      for (const monitor of monitors) monitor.destroy();
       conn.disconnect();
     },
   };
+}
+
+/**
+ * MONITOR on one node, over a socket of its own. Not ioredis's `monitor()`: it enters monitor
+ * mode a turn after MONITOR's OK, so a command line arriving in the same read as that OK is taken
+ * for a reply to nothing and fails the connection ("Command queue state error", as in
+ * redis/ioredis#1981 and taskforcesh/bullmq#2505); here the OK is simply the first line.
+ */
+function monitorNode(
+  node: Redis,
+  onCommand: (args: string[], source: string) => void,
+): Promise<Socket> {
+  const { host, port, username, password } = node.options;
+  return new Promise((resolve, reject) => {
+    const socket = connect(port as number, host as string);
+    const auth = password ? [username ? `AUTH ${username} ${password}` : `AUTH ${password}`] : [];
+    let pendingOks = auth.length + 1;
+    let buffer = '';
+    socket.setEncoding('utf8');
+    socket.once('error', reject);
+    socket.on('connect', () => socket.write([...auth, 'MONITOR', ''].join('\r\n')));
+    socket.on('data', (chunk: string) => {
+      buffer += chunk;
+      for (let end = buffer.indexOf('\r\n'); end >= 0; end = buffer.indexOf('\r\n')) {
+        const line = buffer.slice(0, end);
+        buffer = buffer.slice(end + 2);
+        if (pendingOks > 0) {
+          if (line !== '+OK') return reject(new Error(`MONITOR refused: ${line}`));
+          if (--pendingOks === 0) {
+            socket.off('error', reject);
+            socket.on('error', () => undefined);
+            resolve(socket);
+          }
+          continue;
+        }
+        // +<time> [<db> <source>] "<arg>" "<arg>" ... (as ioredis parses it)
+        const quote = line.indexOf('"');
+        const space = line.indexOf(' ');
+        const source = line.slice(space + 2, quote - 2).split(' ')[1] as string;
+        const args = line
+          .slice(quote + 1, -1)
+          .split('" "')
+          .map((arg) => arg.replace(/\\"/g, '"'));
+        onCommand(args, source);
+      }
+    });
+  });
 }
 
 /** The addresses (`ip:port`, as MONITOR reports a command's source) of the named connections. */
