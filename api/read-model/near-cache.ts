@@ -65,10 +65,13 @@ export interface InstallationRead {
 export interface NearCache {
   /** The installation as the key may read it now: cached, or read (and cached when it can be). */
   read(keyHash: string, id: number, nowMs: number): Promise<Access<InstallationRead>>;
-  /** `read` for a key already judged: its grant. */
-  readGranted(grant: KeyGrant, id: number, nowMs: number): Promise<Access<InstallationRead>>;
   /**
-   * Whether the application's miss on `id` is best read through `readGranted`: its entry was
+   * `read` for a key already judged (its grant) whose `peek` missed: one read, kept when it can
+   * be. Not looked up again, so a lookup counts once (frequency sketch, metrics).
+   */
+  refill(grant: KeyGrant, id: number, nowMs: number): Promise<Access<InstallationRead>>;
+  /**
+   * Whether the application's miss on `id` is best read through `refill`: its entry was
    * emptied by an announcement, its channel is still held, and it was read for the
    * application, so that one read refills it. Otherwise a miss is answered by the read the
    * request needs, then `consider`ed: what another application's key does never depends on
@@ -313,22 +316,22 @@ export function createNearCache(deps: {
       if (wanted && takeWarmToken()) warm(grant.app, id, nowMs);
     },
     peek: hit,
-    readGranted,
+    refill,
     async read(keyHash, id, nowMs) {
       const grant = await deps.access.resolve(keyHash, nowMs);
       if (grant === null) return UNAUTHORIZED;
-      return readGranted(grant, id, nowMs);
+      const cached = hit(grant.app, id);
+      if (cached === undefined) return refill(grant, id, nowMs);
+      return { kind: 'ok', value: { keyExpiresAtMs: grant.expiresAtMs, snapshot: cached } };
     },
   };
 
-  async function readGranted(
+  async function refill(
     grant: KeyGrant,
     id: number,
     nowMs: number,
   ): Promise<Access<InstallationRead>> {
     const keyExpiresAtMs = grant.expiresAtMs;
-    const cached = hit(grant.app, id);
-    if (cached !== undefined) return { kind: 'ok', value: { keyExpiresAtMs, snapshot: cached } };
     // Sent while the channel is confirmed: any later write is announced, the read may be kept.
     const covered = deps.entries > 0 && subscriber.confirmed(id);
     const stamp = covered ? subscriber.stamp(id) : 0;
@@ -369,7 +372,7 @@ export function cachedReader(
     if (!cache.covers(grant.app, id))
       return miss(grant, id, nowMs, base.flowOf(grant.app, id, nowMs));
     return cache
-      .readGranted(grant, id, nowMs)
+      .refill(grant, id, nowMs)
       .then((r) => (r.kind === 'ok' ? flowReadOf(r.value.snapshot, nowMs) : r));
   }
   return {
@@ -384,7 +387,7 @@ export function cachedReader(
         if (!cache.covers(grant.app, id))
           return miss(grant, id, nowMs, base.devicesOf(grant.app, id, nowMs));
         return cache
-          .readGranted(grant, id, nowMs)
+          .refill(grant, id, nowMs)
           .then((r) => (r.kind === 'ok' ? r.value.snapshot.devicesRead : r));
       });
     },

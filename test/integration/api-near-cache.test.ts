@@ -166,6 +166,14 @@ describe('API near-cache', () => {
     expect(await metric(/api_near_cache_changes_total\{change="warmed"\} (\d+)/)).toBeGreaterThan(
       0,
     );
+    // The read that refills an emptied entry is one lookup, one miss.
+    const misses = /api_near_cache_lookups_total\{result="miss"\} (\d+)/;
+    await battery(id, 42);
+    const refillMisses = await waitFor('the refill', async () => {
+      const before = await metric(misses);
+      return (await soeOf(id, key)) === 42 ? (await metric(misses)) - before : undefined;
+    });
+    expect(refillMisses).toBe(1);
     await battery(id, 43);
     await battery(id, 44);
     await waitFor('a release counted', async () =>
