@@ -1,4 +1,3 @@
-import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   applicationsOf,
@@ -11,7 +10,7 @@ import {
   seedReadModel,
   warmPairs,
 } from '../lib/near-cache-model.js';
-import { numberArg } from '../lib/options.js';
+import { checkoutArg, numberArg, stringArg } from '../lib/options.js';
 import { loadRunner, medianOf, pick, type Run, rpsList } from '../lib/side-by-side.js';
 import { loadAverage, standalone, type Target } from '../lib/standalone.js';
 
@@ -34,9 +33,8 @@ import { loadAverage, standalone, type Target } from '../lib/standalone.js';
 const LOAD = loadRunner({ connections: 64 });
 const INSTALLATIONS = numberArg('installations', 1_000);
 
-const atArg = process.argv.indexOf('--at');
-const apiScript = atArg > 0 ? join(process.argv[atArg + 1] as string, 'api/main.ts') : undefined;
-if (apiScript !== undefined && !existsSync(apiScript)) throw new Error(`${apiScript}: no checkout`);
+const at = checkoutArg('at');
+const apiScript = at === null ? undefined : join(at, 'api/main.ts');
 
 const bench = standalone('near-cache');
 const model = readModel(INSTALLATIONS);
@@ -69,8 +67,8 @@ try {
     getInstallationDevices: 0.7,
     getInstallations: 0.7,
   };
-  const only = process.argv.indexOf('--only');
-  const measured = only > 0 ? endpoints.filter((e) => e === process.argv[only + 1]) : endpoints;
+  const only = stringArg('only');
+  const measured = only === null ? endpoints : endpoints.filter((e) => e === only);
   for (const endpoint of measured) {
     const runs = await LOAD.alternate({
       b: () => load(baseline, endpoint),

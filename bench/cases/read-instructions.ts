@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { instructionsSinceZero, zeroInstructions } from '../lib/instructions.js';
@@ -11,7 +11,7 @@ import {
   seedReadModel,
   warmPairs,
 } from '../lib/near-cache-model.js';
-import { numberArg } from '../lib/options.js';
+import { checkoutArg, numberArg, stringArg } from '../lib/options.js';
 import { freePort } from '../lib/processes.js';
 import { cannon, pick } from '../lib/side-by-side.js';
 import { loadAverage, standalone, type Target } from '../lib/standalone.js';
@@ -45,14 +45,10 @@ const CONNECTIONS = numberArg('connections', 8);
 const INSTALLATIONS = numberArg('installations', 100);
 // How long the servers' timers are counted with no request.
 const IDLE_MS = 10_000;
-const argOf = (name: string) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? process.argv[i + 1] : undefined;
-};
-const AT = argOf('at');
-if (AT !== undefined && !existsSync(join(AT, 'api/main.ts'))) throw new Error(`${AT}: no checkout`);
-const ENDPOINTS: readonly ReadEndpoint[] = argOf('only')
-  ? [argOf('only') as ReadEndpoint]
+const AT = checkoutArg('at') ?? undefined;
+const only = stringArg('only');
+const ENDPOINTS: readonly ReadEndpoint[] = only
+  ? [only as ReadEndpoint]
   : ['getInstallationCurrentEnergyFlow', 'getInstallationDevices'];
 
 const dir = mkdtempSync(join(tmpdir(), 'read-instructions-'));

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { installation, newApiKey } from '../../test/support-api/fixtures.js';
 import { BASE_PATH as BASE } from '../lib/context.js';
-import { numberArg } from '../lib/options.js';
+import { checkoutArg, numberArg, stringArg } from '../lib/options.js';
 import { freePort, startChild, waitUntil } from '../lib/processes.js';
 import { cannon, loadRunner, medianOf, pick, rpsList } from '../lib/side-by-side.js';
 import type { Message } from '../lib/stack.js';
@@ -11,7 +11,7 @@ import { loadAverage, seedFlowModel, standalone, type Target } from '../lib/stan
 import { median } from '../lib/stats.js';
 import { telemetry, telemetryTopic } from '../lib/telemetry-topic.js';
 import { type Counted, ingestInstructions, readInstructions } from '../lib/tracing-instructions.js';
-import { checkout, rotated, spanSink, stringArg, tracingSides } from '../lib/tracing-sides.js';
+import { rotated, spanSink, tracingSides } from '../lib/tracing-sides.js';
 
 // Issue 42: what tracing costs. Reads (getInstallationCurrentEnergyFlow) and ingest (the
 // consumer process draining pre-produced telemetry) with tracing off, on at 1 % and on at 100 %
@@ -37,9 +37,8 @@ const READS = numberArg('reads', 4_000);
  */
 const WARMUP = numberArg('warmup', 20_000);
 const ROUNDS = numberArg('rounds', 2);
-const preDir = stringArg('pre');
-const PRE = preDir === null ? null : checkout(preDir);
-const NOW = checkout(stringArg('now') ?? '.');
+const PRE = checkoutArg('pre');
+const NOW = checkoutArg('now') ?? '.';
 /** `--keep DIR`: the measured spans' callgrind dumps stay there, for callgrind_annotate. */
 const KEEP = stringArg('keep');
 /** `--only reads` or `--only ingest`: one of the two. */

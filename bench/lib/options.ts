@@ -1,3 +1,6 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+
 // Run options: full (for RESULTS.md) or --quick (a ~2 minute smoke run of every case).
 
 export interface BenchOptions {
@@ -46,6 +49,23 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
     rebuildEvents: num('--rebuild-events', quick ? 50_000 : 1_000_000),
     skip: new Set((value('--skip') ?? '').split(',').filter(Boolean)),
   };
+}
+
+/** A `--name value` option of a standalone case's command line; null when absent. */
+export function stringArg(name: string, argv = process.argv): string | null {
+  const i = argv.indexOf(`--${name}`);
+  return i > 0 ? (argv[i + 1] ?? null) : null;
+}
+
+/**
+ * A `--name DIR` option naming a checkout of another commit (`git worktree add DIR <commit>`
+ * inside this repository, so its imports find these node_modules); null when absent, and a
+ * failure at once when DIR holds no sources.
+ */
+export function checkoutArg(name: string, argv = process.argv): string | null {
+  const dir = stringArg(name, argv);
+  if (dir !== null && !existsSync(join(dir, 'api/main.ts'))) throw new Error(`${dir}: no checkout`);
+  return dir;
 }
 
 /** A numeric `--name value` of a standalone case's command line (bench/cases/<case>.ts). */

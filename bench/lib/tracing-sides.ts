@@ -1,6 +1,4 @@
-import { existsSync } from 'node:fs';
 import { createServer } from 'node:http';
-import { join } from 'node:path';
 
 // The sides bench/cases/tracing-cost.ts compares: tracing off, on at 1 % and on at 100 %
 // (parent-based trace-id ratio, exporting over OTLP/HTTP to a sink in the bench process that
@@ -12,18 +10,6 @@ import { join } from 'node:path';
 export interface Side {
   readonly env: Readonly<Record<string, string>>;
   readonly dir: string;
-}
-
-/** A `--name value` option of the command line; null when absent. */
-export function stringArg(name: string, argv = process.argv): string | null {
-  const i = argv.indexOf(`--${name}`);
-  return i > 0 ? (argv[i + 1] ?? null) : null;
-}
-
-/** A checkout a side runs from; fails at once when it holds no sources. */
-export function checkout(dir: string): string {
-  if (!existsSync(join(dir, 'api/main.ts'))) throw new Error(`${dir}: no checkout`);
-  return dir;
 }
 
 /** An OTLP/HTTP collector stand-in that answers every export and keeps nothing. */
