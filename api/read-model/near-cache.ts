@@ -17,6 +17,7 @@ import { createFrequencySketch } from './frequency-sketch.js';
 import type { KeyAccess, KeyGrant } from './key-access.js';
 import { slotRouter } from './slot-router.js';
 import type { ViewCache } from './view-cache.js';
+import { createWarmBudget } from './warm-budget.js';
 
 // The near-cache: per installation, what the per-installation scripts read (the acl entries of
 // the applications whose keys read it here, the stored flow with its validUntil, the devices
@@ -123,14 +124,6 @@ interface Entry {
 
 // Beyond the stored bytes: the entry, its maps and the memo's objects, roughly.
 const ENTRY_OVERHEAD_BYTES = 400;
-// Installations newly kept per second at most: each costs a subscription, a read and, at the
-// bound, another's unsubscription. The rate adapts between these bounds to what the admitted
-// entries are worth: an entry evicted before its first hit halves it, a first hit raises it by
-// a step (AIMD). So polling that never comes back to what it kept (a round-robin wider than the
-// cache) soon keeps almost nothing, while a hot set that shifts is taken up at once.
-const MAX_WARMS_PER_SECOND = 5_000;
-const MIN_WARMS_PER_SECOND = 2;
-const WARM_RATE_STEP = 10;
 const MIN_FREQUENCY = 3;
 
 export function createNearCache(deps: {
@@ -152,17 +145,14 @@ export function createNearCache(deps: {
   const lru = new Map<number, Entry>();
   const sketch = createFrequencySketch(deps.entries);
   let bytes = 0;
-  let warmRate = MAX_WARMS_PER_SECOND;
-  let warmTokens = MAX_WARMS_PER_SECOND;
-  let tokensAt = performance.now();
-  // Installations the admission kept that no request has hit yet.
-  const unproven = new Set<number>();
+  // How many installations may be newly kept a second: as many as repay it (warm-budget.ts).
+  const budget = createWarmBudget(performance.now());
   const counts = { hits: 0, misses: 0, warms: 0, released: 0 };
 
   function drop(id: number): void {
     const entry = lru.get(id);
     if (entry === undefined) return;
-    if (unproven.delete(id)) warmRate = Math.max(MIN_WARMS_PER_SECOND, warmRate / 2);
+    budget.dropped(id);
     bytes -= entry.bytes;
     lru.delete(id);
     subscriber.release(id);
@@ -184,7 +174,7 @@ export function createNearCache(deps: {
   subscriber.on('reset', () => {
     for (const id of lru.keys()) subscriber.release(id);
     lru.clear();
-    unproven.clear();
+    budget.clear();
     bytes = 0;
   });
 
@@ -199,15 +189,6 @@ export function createNearCache(deps: {
     if (lru.size < deps.entries && bytes < deps.maxBytes) return true;
     const victim = lru.keys().next().value as number;
     return frequency > sketch.frequency(victim);
-  }
-
-  function takeWarmToken(): boolean {
-    const now = performance.now();
-    warmTokens = Math.min(warmRate, warmTokens + ((now - tokensAt) * warmRate) / 1000);
-    tokensAt = now;
-    if (warmTokens < 1) return false;
-    warmTokens--;
-    return true;
   }
 
   async function fill(app: number, id: number, nowMs: number): Promise<Snapshot | null> {
@@ -245,7 +226,7 @@ export function createNearCache(deps: {
         const snapshot = await fill(app, id, nowMs);
         if (snapshot !== null && subscriber.unchanged(id, stamp)) {
           keep(id, snapshot);
-          unproven.add(id);
+          budget.kept(id);
           counts.warms++;
         }
       } finally {
@@ -286,8 +267,7 @@ export function createNearCache(deps: {
       return undefined;
     }
     counts.hits++;
-    if (unproven.size > 0 && unproven.delete(id))
-      warmRate = Math.min(MAX_WARMS_PER_SECOND, warmRate + WARM_RATE_STEP);
+    budget.hit(id);
     entry.used = true;
     lru.delete(id);
     lru.set(id, entry);
@@ -302,7 +282,7 @@ export function createNearCache(deps: {
     clear() {
       for (const id of lru.keys()) subscriber.release(id);
       lru.clear();
-      unproven.clear();
+      budget.clear();
       bytes = 0;
     },
     covers(app, id) {
@@ -313,7 +293,7 @@ export function createNearCache(deps: {
       // then merged into the entry's), else the admission decides.
       const entry = lru.get(id);
       const wanted = entry === undefined ? admits(id) : !entry.readFor.has(grant.app);
-      if (wanted && takeWarmToken()) warm(grant.app, id, nowMs);
+      if (wanted && budget.take(performance.now())) warm(grant.app, id, nowMs);
     },
     peek: hit,
     refill,
@@ -338,7 +318,7 @@ export function createNearCache(deps: {
     const snapshot = await fill(grant.app, id, nowMs);
     if (snapshot === null) return ABSENT;
     if (covered && subscriber.unchanged(id, stamp)) keep(id, snapshot);
-    else if (admits(id) && takeWarmToken()) warm(grant.app, id, nowMs);
+    else if (admits(id) && budget.take(performance.now())) warm(grant.app, id, nowMs);
     return { kind: 'ok', value: { keyExpiresAtMs, snapshot } };
   }
 }
