@@ -4,9 +4,12 @@
 // it was served from memory PAYBACK_HITS times; one let go before (evicted, or written faster
 // than it was read) has not. The rate follows what the kept installations repay: each that does
 // raises it by a tenth, each that does not halves it, so it settles where about nine in ten
-// repay (ln 2 / (ln 2 + ln 1.1) = 0.88). A poll that comes back to what it kept too seldom (a
-// uniform or round-robin poll much wider than the cache) soon keeps almost nothing new, while a
-// hot set is taken up within seconds, even from the lowest rate.
+// repay (ln 2 / (ln 2 + ln 1.1) = 0.88). It starts low (a slow start, as TCP's): keeping is paid
+// for by what kept installations already repaid, so filling an empty cache costs no more than it
+// has earned. A poll that comes back to what it kept too seldom (a uniform or round-robin poll
+// much wider than the cache) keeps little and slowly, while a hot set repays at once and the rate
+// climbs to the highest within seconds (each repaid one raises it, and the faster it keeps, the
+// more repay).
 
 export interface WarmBudget {
   /** Whether one more installation may be kept now: a token at the current rate. */
@@ -25,13 +28,14 @@ export interface WarmBudget {
 
 export const MAX_WARMS_PER_SECOND = 5_000;
 export const MIN_WARMS_PER_SECOND = 2;
+export const START_WARMS_PER_SECOND = 10;
 export const PAYBACK_HITS = 3;
 const REPAID_RAISE = 1.1;
 const UNPAID_CUT = 0.5;
 
 export function createWarmBudget(startMs: number): WarmBudget {
-  let rate = MAX_WARMS_PER_SECOND;
-  let tokens = MAX_WARMS_PER_SECOND;
+  let rate = START_WARMS_PER_SECOND;
+  let tokens = START_WARMS_PER_SECOND;
   let tokensAt = startMs;
   // Kept installations that have not repaid yet: their hits from memory so far.
   const unpaid = new Map<number, number>();

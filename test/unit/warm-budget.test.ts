@@ -4,6 +4,7 @@ import {
   MAX_WARMS_PER_SECOND,
   MIN_WARMS_PER_SECOND,
   PAYBACK_HITS,
+  START_WARMS_PER_SECOND,
 } from '../../api/read-model/warm-budget.js';
 
 // Issue 38: the near-cache keeps new installations only as fast as the kept ones repay their
@@ -19,13 +20,20 @@ function cycle(budget: ReturnType<typeof createWarmBudget>, from: number, n: num
 }
 
 describe('warm budget', () => {
-  it('starts at the highest rate, as tokens: a second of them at once, then the rate', () => {
+  it('starts low, as tokens: a second of them at once, then the rate', () => {
     const budget = createWarmBudget(0);
     let taken = 0;
     while (budget.take(0)) taken++;
-    expect(taken).toBe(MAX_WARMS_PER_SECOND);
-    expect(budget.take(0.1)).toBe(false);
-    expect(budget.take(1)).toBe(true);
+    expect(taken).toBe(START_WARMS_PER_SECOND);
+    expect(budget.take(1000 / START_WARMS_PER_SECOND / 2)).toBe(false);
+    expect(budget.take(1000 / START_WARMS_PER_SECOND)).toBe(true);
+  });
+
+  it('climbs from the start to the highest rate as what it keeps repays', () => {
+    const budget = createWarmBudget(0);
+    // Each repaid installation raises the rate by a tenth: 2,500-fold takes some 82 of them.
+    cycle(budget, 1, 90, PAYBACK_HITS);
+    expect(budget.rate).toBe(MAX_WARMS_PER_SECOND);
   });
 
   it('falls to the lowest rate while what it keeps is let go before it repays', () => {
@@ -38,9 +46,10 @@ describe('warm budget', () => {
     expect(taken).toBeLessThanOrEqual(2 * 10 + 2);
   });
 
-  it('climbs back to the highest rate once what it keeps repays', () => {
+  it('climbs back from the lowest rate once what it keeps repays', () => {
     const budget = createWarmBudget(0);
     cycle(budget, 1, 20, 0);
+    expect(budget.rate).toBe(MIN_WARMS_PER_SECOND);
     cycle(budget, 100, 100, PAYBACK_HITS);
     expect(budget.rate).toBe(MAX_WARMS_PER_SECOND);
   });
@@ -48,6 +57,7 @@ describe('warm budget', () => {
   it('settles where about nine in ten of what it keeps repay', () => {
     const rateAt = (repaidPerTen: number) => {
       const budget = createWarmBudget(0);
+      cycle(budget, -100, 100, PAYBACK_HITS);
       for (let round = 0; round < 200; round++)
         for (let i = 0; i < 10; i++)
           cycle(budget, round * 10 + i, 1, i < repaidPerTen ? PAYBACK_HITS : 1);
@@ -66,6 +76,6 @@ describe('warm budget', () => {
     budget.kept(2);
     budget.clear();
     budget.dropped(2);
-    expect(budget.rate).toBe(MAX_WARMS_PER_SECOND);
+    expect(budget.rate).toBe(START_WARMS_PER_SECOND);
   });
 });
