@@ -81,6 +81,8 @@ export function createTopicRunners(deps: TopicRunnersDeps): TopicRunners {
   const connections = dedicatedConnections(deps.redis, logger);
   const runner = runnerFor(deps);
   const movesTopic = deviceMovesTopic(config.consumer.groupId);
+  // Traced: the writes announce the sampled span writing them with their change.
+  const traceparent = deps.tracer?.traceparent;
   // One per partition projected at once: a partition waits only for its own pipelines.
   const telemetryConns = Array.from({ length: config.consumer.telemetryConcurrency }, () =>
     connections.open(),
@@ -100,7 +102,7 @@ export function createTopicRunners(deps: TopicRunnersDeps): TopicRunners {
   const accessConn = connections.open();
   // A connection of its own: a chunk's pipelines never queue before a batch's commands.
   const accessWorker = createAccessWorker({
-    work: createAccessWork({ conn: connections.open(), keys }),
+    work: createAccessWork({ conn: connections.open(), keys, traceparent }),
     metrics,
     logger,
     maxRetryDelayMs: config.consumer.maxRetryDelayMs,
@@ -108,8 +110,8 @@ export function createTopicRunners(deps: TopicRunnersDeps): TopicRunners {
   const onWork = () => accessWorker.kick();
   const installations = createInstallationsProjector({
     topic: config.topics.installations,
-    store: createInstallationStore({ conn: installationsConn, keys }),
-    access: createAccessWork({ conn: installationsConn, keys }),
+    store: createInstallationStore({ conn: installationsConn, keys, traceparent }),
+    access: createAccessWork({ conn: installationsConn, keys, traceparent }),
     onWork,
     metrics,
     logger,
@@ -117,7 +119,7 @@ export function createTopicRunners(deps: TopicRunnersDeps): TopicRunners {
   const access = createAccessProjector({
     topic: config.topics.access,
     facts: createAccessFactStore({ conn: accessConn, keys }),
-    work: createAccessWork({ conn: accessConn, keys }),
+    work: createAccessWork({ conn: accessConn, keys, traceparent }),
     onWork,
     metrics,
     logger,

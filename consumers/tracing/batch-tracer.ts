@@ -16,6 +16,13 @@ export interface BatchTracer {
   retried(error: unknown): void;
   /** Load, fold and write of the telemetry write path, beneath the pass. */
   readonly phases: PassTrace;
+  /**
+   * The active span's W3C traceparent when it is sampled, else undefined: the installation and
+   * access writes announce it with their change (src/read-model/change-feed.ts).
+   */
+  traceparent(): string | undefined;
+  /** The active span's trace and span id when it is sampled: the batch duration's exemplar. */
+  sampledSpan(): { traceId: string; spanId: string } | undefined;
   /** The W3C trace context (traceparent) of the active span, for a message this process sends. */
   headers(): Readonly<Record<string, string>> | undefined;
 }

@@ -7,6 +7,7 @@ import {
   SpanKind,
   SpanStatusCode,
   type TextMapGetter,
+  TraceFlags,
   trace,
 } from '@opentelemetry/api';
 import type { PhaseCounts } from '../../src/tracing/pass-trace.js';
@@ -63,7 +64,10 @@ export function createBatchTracer(roots: RootSampling = sdkDecides): BatchTracer
       trace.getActiveSpan()?.addEvent('retry', {
         'error.type': error instanceof Error ? error.name : typeof error,
       }),
+    traceparent,
+    sampledSpan,
     phases: {
+      traceparent,
       phase: (name, run) =>
         traced()
           ? tracer.startActiveSpan(name, (span) =>
@@ -80,6 +84,23 @@ export function createBatchTracer(roots: RootSampling = sdkDecides): BatchTracer
       return carrier.traceparent === undefined ? undefined : carrier;
     },
   };
+}
+
+/**
+ * The active span's W3C traceparent when it is sampled: what a write beneath it announces with
+ * its change. None is active beneath a batch the draw did not keep.
+ */
+function traceparent(): string | undefined {
+  const active = sampledSpan();
+  return active === undefined ? undefined : `00-${active.traceId}-${active.spanId}-01`;
+}
+
+/** The active span's context when it is sampled (the SDK's own object: nothing built). */
+function sampledSpan() {
+  const active = trace.getActiveSpan()?.spanContext();
+  return active === undefined || (active.traceFlags & TraceFlags.SAMPLED) === 0
+    ? undefined
+    : active;
 }
 
 /** Whether a sampled batch's span is active: passes and phases are traced only beneath one. */

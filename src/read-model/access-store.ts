@@ -44,7 +44,12 @@ interface Owner {
   readonly id: number;
 }
 
-export function createAccessWork(deps: { conn: RedisClient; keys: ReadModelKeys }): AccessWork {
+export function createAccessWork(deps: {
+  conn: RedisClient;
+  keys: ReadModelKeys;
+  /** The sampled span writing, announced with each change (change-feed.ts); absent: untraced. */
+  traceparent?: () => string | undefined;
+}): AccessWork {
   const { keys } = deps;
   const conn = withScripts(deps.conn);
   const k = accessFactKeys(keys);
@@ -74,6 +79,7 @@ export function createAccessWork(deps: { conn: RedisClient; keys: ReadModelKeys 
     const replies = await execOrThrow(reads);
     const writes = scriptedPipeline(conn);
     const view: Array<string | number> = [gen];
+    const traceparent = deps.traceparent?.();
     ids.forEach((id, i) => {
       const json = replies[3 * i + 1] as string | null;
       const company = replies[3 * i + 2] as string | null;
@@ -87,7 +93,11 @@ export function createAccessWork(deps: { conn: RedisClient; keys: ReadModelKeys 
           ownerIsMember: members?.[i] === 1,
           installationCompanyId: company ? Number(company) : null,
         });
-      writes.writeAclEntry(keys.acl(id), changeChannel(keys, id), app, gen, allowed ? '1' : '0');
+      const acl = keys.acl(id);
+      const channel = changeChannel(keys, id);
+      if (traceparent === undefined)
+        writes.writeAclEntry(acl, channel, app, gen, allowed ? '1' : '0');
+      else writes.writeAclEntry(acl, channel, app, gen, allowed ? '1' : '0', traceparent);
       view.push(id, allowed ? (json as string) : '');
     });
     writes.writeViewEntries(

@@ -40,9 +40,16 @@ export interface InstallationStore {
 export function createInstallationStore(deps: {
   conn: RedisClient;
   keys: ReadModelKeys;
+  /** The sampled span writing, announced with the change (change-feed.ts); absent: untraced. */
+  traceparent?: () => string | undefined;
 }): InstallationStore {
   const conn = withScripts(deps.conn);
   const { keys } = deps;
+  /** The scripts' last argument when traced and sampled: none at all otherwise. */
+  const traced = (): string[] => {
+    const traceparent = deps.traceparent?.();
+    return traceparent === undefined ? [] : [traceparent];
+  };
   return {
     async upsert(installation, companyId, occurredAtMs) {
       const id = installation.id;
@@ -54,6 +61,7 @@ export function createInstallationStore(deps: {
         serializeInstallation(installation),
         occurredAtMs,
         companyId === null ? '' : String(companyId),
+        ...traced(),
       );
       return { applied: applied === 1 };
     },
@@ -70,6 +78,7 @@ export function createInstallationStore(deps: {
         changeChannel(keys, id),
         deletedAtMs,
         tombstone ? 'tombstone' : 'event',
+        ...traced(),
       );
       const pipeline = scriptedPipeline(conn);
       for (const field of pending) pipeline.releaseDevice(deviceIndexKey(keys, field), id);

@@ -112,8 +112,14 @@ export function releasesFromIndex(
   return more;
 }
 
-/** ARGV of write-installation-4.lua for one installation's write (pure: what the edge sends). */
-export function writeInstallationArgs(w: InstallationWrite): Array<string | number> {
+/**
+ * ARGV of write-installation-4.lua for one installation's write (pure: what the edge sends);
+ * `traceparent`, the sampled span writing it, goes last and into the change announcement.
+ */
+export function writeInstallationArgs(
+  w: InstallationWrite,
+  traceparent?: string,
+): Array<string | number> {
   const args: Array<string | number> = [
     w.expectedRevision,
     w.flow === null ? '' : w.flow.data,
@@ -131,6 +137,7 @@ export function writeInstallationArgs(w: InstallationWrite): Array<string | numb
     args.push(encodeDeviceTimes(entry.meta));
   });
   args.push(...w.removed);
+  if (traceparent !== undefined) args.push(traceparent);
   return args;
 }
 
@@ -145,6 +152,8 @@ export async function writeInstallations(
   keys: ReadModelKeys,
   writes: readonly InstallationWrite[],
   dueKey?: string,
+  /** The sampled span writing them, announced with each change (change-feed.ts). */
+  traceparent?: string,
 ): Promise<Map<number, number | null>> {
   const out = new Map<number, number | null>();
   if (writes.length === 0) return out;
@@ -155,7 +164,7 @@ export async function writeInstallations(
       deviceTimesKey(keys, w.id),
       keys.flow(w.id),
       changeChannel(keys, w.id),
-      writeInstallationArgs(w),
+      writeInstallationArgs(w, traceparent),
     );
   const never = dueKey === undefined ? [] : schedule(pipeline, dueKey, writes);
   const replies = await execOrThrow(pipeline);

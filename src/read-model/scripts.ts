@@ -59,8 +59,18 @@ export type ScriptedPipeline = ChainableCommander & {
     k4: string,
     argv: readonly Arg[],
   ): ChainableCommander;
-  /** write-acl-entry-2.lua: acl, change channel; applicationId, generation, '1' or '0'. */
-  writeAclEntry(k1: string, k2: string, app: Arg, gen: Arg, allowed: Arg): ChainableCommander;
+  /**
+   * write-acl-entry-2.lua: acl, change channel; applicationId, generation, '1' or '0', and the
+   * writing span's traceparent only when traced and sampled.
+   */
+  writeAclEntry(
+    k1: string,
+    k2: string,
+    app: Arg,
+    gen: Arg,
+    allowed: Arg,
+    traceparent?: string,
+  ): ChainableCommander;
   /** write-view-entries-3.lua: view, its generations, its version; generation, id, JSON, … */
   writeViewEntries(k1: string, k2: string, k3: string, argv: readonly Arg[]): ChainableCommander;
   /** write-status-1.lua: the status record; channel, message, then field, value pairs. */

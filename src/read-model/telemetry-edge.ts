@@ -73,7 +73,9 @@ export function createTelemetryEdge(deps: {
   const conn = withScripts(deps.conn);
 
   async function write(writes: readonly InstallationWrite[]): Promise<Set<number>> {
-    const revisions = await writeInstallations(conn, keys, writes, deps.dueKey);
+    // Traced: the sampled span writing them (the pass's `write`), announced with each change.
+    const traceparent = deps.trace?.traceparent();
+    const revisions = await writeInstallations(conn, keys, writes, deps.dueKey, traceparent);
     const refused = new Set<number>();
     for (const w of writes) {
       const revision = revisions.get(w.id);

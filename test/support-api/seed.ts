@@ -14,6 +14,7 @@ import { createInstallationStore } from '../../src/read-model/installation-store
 import { createKeys, type ReadModelKeys } from '../../src/read-model/keys.js';
 import type { RedisClient } from '../../src/read-model/redis-connection.js';
 import { createTelemetryEdge, mapCache } from '../../src/read-model/telemetry-edge.js';
+import { untraced } from '../../src/tracing/pass-trace.js';
 
 // Seeds the read model through the consumers' own stores and batch planner, as the projectors
 // call them (without Kafka), so API tests read exactly the layout the consumers write.
@@ -25,13 +26,15 @@ export interface Seeder {
   deleteInstallation(id: number): Promise<void>;
   /**
    * One telemetry batch at `nowMs`: per device, a state event at its firstSeenDate and one at
-   * its lastSeenDate, so the stored record equals the given one.
+   * its lastSeenDate, so the stored record equals the given one. `traceparent`: written as a
+   * sampled span's write is, announcing that context with the change.
    */
   devices(
     installationId: number,
     devices: ReadonlyArray<FlowDevice>,
     nowMs: number,
     onlineWindowSeconds: number,
+    traceparent?: string,
   ): Promise<void>;
   /**
    * A live key: its application (user-owned, enabled), the key, a grant and the owner's
@@ -101,7 +104,7 @@ export function createSeeder(redis: RedisClient, prefix: string): Seeder {
       await installations.remove(id, occurred());
       await recomputeGranted(id);
     },
-    async devices(installationId, devices, nowMs, onlineWindowSeconds) {
+    async devices(installationId, devices, nowMs, onlineWindowSeconds, traceparent) {
       const events = devices.flatMap((d) => stateEvents(installationId, d));
       // The consumers' write path, without Kafka: seeded devices never move.
       const edge = createTelemetryEdge({
@@ -109,6 +112,9 @@ export function createSeeder(redis: RedisClient, prefix: string): Seeder {
         keys,
         cache: mapCache(),
         sendReleases: async () => {},
+        ...(traceparent === undefined
+          ? {}
+          : { trace: { ...untraced, traceparent: () => traceparent } }),
       });
       const pass = await edge.pass(events, { nowMs, futureSkewSeconds: 60, onlineWindowSeconds });
       const refused = pass.outcomes.find((o) => o?.kind === 'rejected');

@@ -1,9 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { flowEvent, KEEP_ALIVE, revokedEvent } from '../../api/streams/sse.js';
+import { changeMessage, traceparentOf } from '../../src/read-model/change-feed.js';
 import { changeChannel, createKeys, parseChangeChannel } from '../../src/read-model/keys.js';
 
 // The change feed's channel names (the API subscribes by them and reads the installation back
-// from each message) and the stream's Server-Sent Events framing.
+// from each message), its payload (the kind, and a traced write's traceparent) and the stream's
+// Server-Sent Events framing.
 describe('change channel', () => {
   const keys = createKeys('rm:');
 
@@ -21,6 +23,24 @@ describe('change channel', () => {
     expect(parseChangeChannel(keys, changeChannel(createKeys('other:'), 7))).toBeNull();
     expect(parseChangeChannel(keys, keys.flow(7))).toBeNull();
     expect(parseChangeChannel(keys, 'rm:{i7}:x:changed:extra')).toBeNull();
+  });
+});
+
+describe('change message', () => {
+  const traceparent = `00-${'a1'.repeat(16)}-${'b2'.repeat(8)}-01`;
+
+  it('is the kind alone for an untraced write, and the kind then its traceparent for a traced one', () => {
+    for (const kind of ['flow', 'devices', 'installation', 'acl', 'deleted'] as const) {
+      expect(changeMessage(kind)).toBe(kind);
+      expect(traceparentOf(Buffer.from(changeMessage(kind)))).toBeUndefined();
+      expect(changeMessage(kind, traceparent)).toBe(`${kind} ${traceparent}`);
+      expect(traceparentOf(Buffer.from(changeMessage(kind, traceparent)))).toBe(traceparent);
+    }
+  });
+
+  it('reads no traceparent out of a payload of another shape', () => {
+    expect(traceparentOf(Buffer.from(''))).toBeUndefined();
+    expect(traceparentOf(Buffer.from('installation-without-a-space'))).toBeUndefined();
   });
 });
 

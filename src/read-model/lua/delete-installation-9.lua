@@ -14,6 +14,8 @@
   KEYS[9] changeChannel(id)           sharded channel: 'deleted' is announced when applied
   ARGV[1] epoch ms of the deletion (the event's occurredAt, or the tombstone's Kafka timestamp)
   ARGV[2] 'event' or 'tombstone'
+  ARGV[3] (only when the write is traced and sampled) its W3C traceparent, announced as
+          'deleted <traceparent>'
   Returns { 1, fields } when applied, { 0, fields } when older than the applied upsert; fields
   are those awaiting release.
 ]]
@@ -31,5 +33,5 @@ redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[8])
 redis.call('HSET', KEYS[8], '#rev', rev + 1)
 local marker = tonumber(redis.call('GET', KEYS[6]))
 if not marker or at > marker then redis.call('SET', KEYS[6], ARGV[1]) end
-redis.call('SPUBLISH', KEYS[9], 'deleted')
+redis.call('SPUBLISH', KEYS[9], ARGV[3] and 'deleted ' .. ARGV[3] or 'deleted')
 return { 1, redis.call('SMEMBERS', KEYS[7]) }

@@ -9,6 +9,8 @@
   ARGV[1] Installation JSON
   ARGV[2] occurredAt, epoch ms
   ARGV[3] companyId, '' when none
+  ARGV[4] (only when the write is traced and sampled) its W3C traceparent, announced as
+          'installation <traceparent>'
   Returns 1 when applied, 0 when older than the applied upsert or deletion.
 ]]
 local occurred = tonumber(ARGV[2])
@@ -18,5 +20,5 @@ local deleted = tonumber(redis.call('GET', KEYS[3]))
 if deleted and occurred < deleted then return 0 end
 redis.call('SET', KEYS[1], ARGV[1])
 redis.call('HSET', KEYS[2], 'occurredAt', ARGV[2], 'companyId', ARGV[3])
-redis.call('SPUBLISH', KEYS[4], 'installation')
+redis.call('SPUBLISH', KEYS[4], ARGV[4] and 'installation ' .. ARGV[4] or 'installation')
 return 1

@@ -12,7 +12,9 @@
   ARGV[2] flow data JSON, or '' when the flow did not change   ARGV[3] flow validUntil, epoch ms
   ARGV[4] n, the number of devices written, then n times: field, record JSON (HSET's own order),
           then n times: '<firstMs>;<lastMs>' of those devices, in the same order
-  ARGV[5 + 3n ...] device fields deleted
+  ARGV[5 + 3n ...] device fields deleted, then, when the write is traced and sampled, its W3C
+          traceparent ('00-…': a field starts with its category's letters), announced with the
+          change as '<kind> <traceparent>'; untraced, the announcement is the kind alone
   Returns { 1, new revision } when applied; { 0, stored revision } on a revision mismatch;
   { -1, field } when a stored record is newer.
 ]]
@@ -65,14 +67,21 @@ if n > 0 then
 end
 chunked('HSET', KEYS[2], times, 1, #times)
 local firstDeleted = 5 + n * 3
-if #ARGV >= firstDeleted then
-  chunked('HDEL', KEYS[1], ARGV, firstDeleted, #ARGV)
-  chunked('HDEL', KEYS[2], ARGV, firstDeleted, #ARGV)
+local lastDeleted = #ARGV
+local traceparent
+-- 48: '0'. Looked at only when something follows the devices: untraced, that is a deletion.
+if lastDeleted >= firstDeleted and string.byte(ARGV[lastDeleted]) == 48 then
+  traceparent = ARGV[lastDeleted]
+  lastDeleted = lastDeleted - 1
+end
+if lastDeleted >= firstDeleted then
+  chunked('HDEL', KEYS[1], ARGV, firstDeleted, lastDeleted)
+  chunked('HDEL', KEYS[2], ARGV, firstDeleted, lastDeleted)
 end
 if ARGV[2] ~= '' then
   redis.call('HSET', KEYS[3], 'data', ARGV[2], 'validUntil', ARGV[3], 'v', rev)
-  redis.call('SPUBLISH', KEYS[4], 'flow')
+  redis.call('SPUBLISH', KEYS[4], traceparent and 'flow ' .. traceparent or 'flow')
 else
-  redis.call('SPUBLISH', KEYS[4], 'devices')
+  redis.call('SPUBLISH', KEYS[4], traceparent and 'devices ' .. traceparent or 'devices')
 end
 return { 1, rev }
