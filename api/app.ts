@@ -69,18 +69,36 @@ export function buildApi(deps: ApiDeps): FastifyInstance {
   });
   // First: the request spans must see every route declared below.
   deps.tracer?.register(app);
-  // Callback style: no promise per request for a hook that never awaits.
-  app.addHook('onResponse', (request, reply, done) => {
-    const route = request.routeOptions.url ?? 'unmatched';
-    metrics.observe(route, request.method, reply.statusCode, reply.elapsedTime / 1000);
-    done();
-  });
+  // Callback style: no promise per request for a hook that never awaits. Traced, a sampled
+  // request's latency keeps its span as the exemplar; untraced, the hook is as it ever was.
+  const sampledSpan = deps.tracer?.sampledSpan;
+  if (sampledSpan === undefined)
+    app.addHook('onResponse', (request, reply, done) => {
+      const route = request.routeOptions.url ?? 'unmatched';
+      metrics.observe(route, request.method, reply.statusCode, reply.elapsedTime / 1000);
+      done();
+    });
+  else
+    app.addHook('onResponse', (request, reply, done) => {
+      const route = request.routeOptions.url ?? 'unmatched';
+      const seconds = reply.elapsedTime / 1000;
+      const span = sampledSpan(request);
+      if (span === undefined) metrics.observe(route, request.method, reply.statusCode, seconds);
+      else metrics.observeSampled(route, request.method, reply.statusCode, seconds, span);
+      done();
+    });
 
   registerHttpErrors(app);
   decorateKeyHash(app);
   const clock = deps.clock ?? Date.now;
   // Reader (near-cache), streams and their change-feed subscriber; closed with the app.
-  const side = createReadSide({ config, redis, logger: deps.logger, clock });
+  const side = createReadSide({
+    config,
+    redis,
+    logger: deps.logger,
+    clock,
+    tracer: deps.tracer?.streams,
+  });
   registerNearCacheMetrics(metrics.registry, side.cache);
   // Open streams end before the server closes: close() would otherwise wait for them forever.
   app.addHook('preClose', (done) => {

@@ -52,7 +52,8 @@ export async function startConsumers(deps: ConsumerDeps): Promise<ConsumerApp> {
   const clock = deps.clock ?? Date.now;
   const logger = deps.logger.child({ component: 'consumers' });
   const keys = createKeys(config.redis.keyPrefix);
-  const metrics = createConsumerMetrics();
+  // Traced: the batch duration keeps the sampled batches' exemplars.
+  const metrics = createConsumerMetrics({ exemplars: deps.tracer !== undefined });
   const stopGcCount = countGcPauses(metrics.registry);
   const { admin, producer } = await connectKafka(kafka, config);
   let fatal: ConsumerFailure | null = null;

@@ -82,14 +82,22 @@ export function createBatchHandler(deps: BatchHandlerDeps): BatchHandler {
     },
   };
   const handle: BatchHandler = async (batch, ctx) => {
-    const end = metrics.batchDuration.startTimer({ topic });
+    // Its second argument, the exemplar's labels, is read when tracing enabled exemplars
+    // (metrics.ts); prom-client's types tie those labels to the histogram's own names.
+    const end = metrics.batchDuration.startTimer({ topic }) as (
+      labels?: undefined,
+      exemplar?: { trace_id: string; span_id: string },
+    ) => number;
     const rejections = await retryUntilDone(ctx, () => isolate(batch, ctx), systemicRetry);
     const guard = deps.beforeDeadLetter;
     if (rejections.length > 0 && guard) await retryUntilDone(ctx, guard, retryDeps);
     const reasons = await retryUntilDone(ctx, () => deps.deadLetter.send(rejections), retryDeps);
     recordProjected(deps, batch);
     logRejections(deps, rejections, reasons);
-    end();
+    // A sampled batch's span (active here) is its duration's exemplar; off, no tracer, no work.
+    const span = tracer?.sampledSpan();
+    if (span === undefined) end();
+    else end(undefined, { trace_id: span.traceId, span_id: span.spanId });
   };
   return tracer ? (batch, ctx) => tracer.batch(batch, () => handle(batch, ctx)) : handle;
 }

@@ -3,9 +3,15 @@ import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { createEdgeServer, type EdgeServerLimits } from '../src/http/edge-server.js';
 import { PROBE_LIMITS } from '../src/http/probe-limits.js';
+import {
+  OPENMETRICS_CONTENT_TYPE,
+  openMetricsText,
+  prefersOpenMetrics,
+} from '../src/ops/open-metrics.js';
 
 // The consumer process's operations endpoints: /healthz (the process answers), /readyz (Redis
-// reachable and every topic consumer running), /metrics (Prometheus text). On the same edge as
+// reachable and every topic consumer running), /metrics (Prometheus text, or OpenMetrics with
+// exemplars when the scraper's Accept asks: src/ops/open-metrics.ts). On the same edge as
 // the API (src/http/edge-server.ts): what Node would answer with an empty body is answered in
 // JSON, and a slow or idle client is cut. The limits are fixed (src/http/probe-limits.ts): a
 // scraper and a probe or two are all that ever connect, and a neighbour's idle sockets never
@@ -64,9 +70,12 @@ export async function startHealthServer(deps: {
       return;
     }
     if (path === '/metrics') {
-      deps.registry
-        .metrics()
-        .then((text) => send(200, text, deps.registry.contentType))
+      // OpenMetrics, with the batch duration's exemplars, to a scraper that asks for it.
+      const open = prefersOpenMetrics(req.headers.accept);
+      (open ? openMetricsText(deps.registry) : deps.registry.metrics())
+        .then((text) =>
+          send(200, text, open ? OPENMETRICS_CONTENT_TYPE : deps.registry.contentType),
+        )
         .catch((error) => {
           deps.logger.error({ err: error }, 'metrics rendering failed');
           send(500, '{"status":"error"}');

@@ -1,7 +1,9 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 // The consumer's own Prometheus registry (never the global one), so several apps in one test
-// process, or beside the API, do not clash.
+// process, or beside the API, do not clash. With `exemplars` (tracing on), a sampled batch's
+// duration keeps its span's ids as its bucket's exemplar, written only as OpenMetrics
+// (src/ops/open-metrics.ts); off, the histogram is prom-client's plain one, as ever.
 
 export interface ConsumerMetrics {
   readonly registry: Registry;
@@ -31,7 +33,7 @@ export interface ConsumerMetrics {
   readonly failingAlike: Set<string>;
 }
 
-export function createConsumerMetrics(): ConsumerMetrics {
+export function createConsumerMetrics(options: { exemplars?: boolean } = {}): ConsumerMetrics {
   const registry = new Registry();
   const registers = [registry];
   // Evaluated in order: a scrape lists the series in the order they were registered.
@@ -40,7 +42,7 @@ export function createConsumerMetrics(): ConsumerMetrics {
     failingAlike: new Set(),
     registry,
     ...eventMetrics(registers),
-    ...writeMetrics(registers),
+    ...writeMetrics(registers, options.exemplars === true),
     ...consumerHealthMetrics(registers),
   };
 }
@@ -120,6 +122,7 @@ function eventMetrics(
 /** How the writes to Redis went: retries, flow refreshes, unreadable state, time per batch. */
 function writeMetrics(
   registers: Registry[],
+  exemplars: boolean,
 ): Pick<
   ConsumerMetrics,
   | 'redisRetries'
@@ -173,13 +176,7 @@ function writeMetrics(
       labelNames: ['topic'],
       registers,
     }),
-    batchDuration: new Histogram({
-      name: 'ingest_batch_duration_seconds',
-      help: 'Time to project one batch, including retries',
-      labelNames: ['topic'],
-      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-      registers,
-    }),
+    batchDuration: batchDuration(registers, exemplars),
     visibleDelay: new Histogram({
       name: 'ingest_batch_visible_delay_seconds',
       help: "Per batch, from its oldest event's Kafka timestamp to Redis acknowledging the batch: the slowest event's produce-to-visible delay",
@@ -219,4 +216,21 @@ function consumerHealthMetrics(
       registers,
     }),
   };
+}
+
+/**
+ * With `exemplars`: prom-client accepts them only on a metric registered in OpenMetrics
+ * registries alone, so it is registered by hand; a text registry writes it without them.
+ */
+function batchDuration(registers: Registry[], exemplars: boolean): Histogram<'topic'> {
+  const histogram = new Histogram({
+    name: 'ingest_batch_duration_seconds',
+    help: 'Time to project one batch, including retries',
+    labelNames: ['topic'],
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: exemplars ? [] : registers,
+    enableExemplars: exemplars,
+  });
+  if (exemplars) for (const registry of registers) registry.registerMetric(histogram);
+  return histogram;
 }

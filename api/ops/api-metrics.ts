@@ -1,13 +1,29 @@
 import { Counter, Registry } from 'prom-client';
 import type { DropReason } from '../../src/http/edge-server.js';
-import { createLabelledHistogram, type HistogramSeries } from './labelled-histogram.js';
+import { openMetricsText } from '../../src/ops/open-metrics.js';
+import {
+  createLabelledHistogram,
+  type ExemplarSpan,
+  type HistogramSeries,
+} from './labelled-histogram.js';
 
 // Request counts and latency by route and status, in the API's own registry; answers the Node
-// server wrote before routing, by error code; connections closed unanswered, by reason.
+// server wrote before routing, by error code; connections closed unanswered, by reason. A
+// sampled request's latency keeps its span as an exemplar, written only as OpenMetrics.
 
 export interface ApiMetrics {
   readonly registry: Registry;
   observe(route: string, method: string, status: number, seconds: number): void;
+  /** observe, for a request whose span was sampled: its ids become the bucket's exemplar. */
+  observeSampled(
+    route: string,
+    method: string,
+    status: number,
+    seconds: number,
+    span: ExemplarSpan,
+  ): void;
+  /** The registry written as OpenMetrics, with the latency's exemplars (open-metrics.ts). */
+  openMetrics(): Promise<string>;
   refused(error: string): void;
   dropped(reason: DropReason): void;
 }
@@ -60,30 +76,36 @@ export function createApiMetrics(): ApiMetrics {
     labelNames: ['reason'] as const,
     registers: [registry],
   });
+  const exemplars = new Map([[latency.openMetric.name, latency.openMetric]]);
   return {
     registry,
     refused: (error) => refusals.inc({ error }),
     dropped: (reason) => drops.inc({ reason }),
-    observe(route, method, status, seconds) {
-      // The series found once per route, method and status; per request only numbers change.
-      let byMethod = byRoute.get(route);
-      if (byMethod === undefined) {
-        byMethod = new Map();
-        byRoute.set(route, byMethod);
-      }
-      let byStatus = byMethod.get(method);
-      if (byStatus === undefined) {
-        byStatus = new Map();
-        byMethod.set(method, byStatus);
-      }
-      let child = byStatus.get(status);
-      if (child === undefined) {
-        const labels = { route, method, status: String(status) };
-        child = { labels, time: latency.series(labels), counted: 0 };
-        byStatus.set(status, child);
-        children.push(child);
-      }
-      child.time.observe(seconds);
-    },
+    observe: (route, method, status, seconds) => seriesOf(route, method, status).observe(seconds),
+    observeSampled: (route, method, status, seconds, span) =>
+      seriesOf(route, method, status).observeSampled(seconds, span),
+    openMetrics: () => openMetricsText(registry, exemplars),
   };
+
+  function seriesOf(route: string, method: string, status: number): HistogramSeries {
+    // The series found once per route, method and status; per request only numbers change.
+    let byMethod = byRoute.get(route);
+    if (byMethod === undefined) {
+      byMethod = new Map();
+      byRoute.set(route, byMethod);
+    }
+    let byStatus = byMethod.get(method);
+    if (byStatus === undefined) {
+      byStatus = new Map();
+      byMethod.set(method, byStatus);
+    }
+    let child = byStatus.get(status);
+    if (child === undefined) {
+      const labels = { route, method, status: String(status) };
+      child = { labels, time: latency.series(labels), counted: 0 };
+      byStatus.set(status, child);
+      children.push(child);
+    }
+    return child.time;
+  }
 }

@@ -1,4 +1,5 @@
 import type { Registry } from 'prom-client';
+import type { RegistryMetric } from '../../src/ops/open-metrics.js';
 
 // A histogram whose label sets are fixed once per series: the caller keeps the series and each
 // observation is a bucket search and three additions. prom-client's labelled observe validates
@@ -6,9 +7,20 @@ import type { Registry } from 'prom-client';
 // request, a tenth of a cached read's CPU). Registered in a prom-client Registry, which writes
 // it in the exposition format exactly as its own Histogram: the values below have that shape
 // (bucket counts cumulative, then +Inf, _sum and _count per series, series in first-use order).
+// A sampled request's observation also keeps its span's ids as its bucket's exemplar, written
+// only by `openMetric`, the same histogram for an OpenMetrics registry (src/ops/open-metrics.ts): the
+// text format stays as prom-client writes it. An observation without a span does no more.
+
+/** The span an observation was made in, kept as its bucket's exemplar. */
+export interface ExemplarSpan {
+  readonly traceId: string;
+  readonly spanId: string;
+}
 
 export interface HistogramSeries {
   observe(value: number): void;
+  /** observe, keeping the span's ids as the latest exemplar of the value's bucket. */
+  observeSampled(value: number, span: ExemplarSpan): void;
   /** Observations so far (the request count of its label set). */
   readonly count: number;
 }
@@ -20,6 +32,16 @@ interface Series extends HistogramSeries {
   count: number;
   /** Written by the Registry: false until observed, and again after a reset. */
   listed: boolean;
+  /** Per bucket (+Inf last), its latest exemplar; null until a sampled observation. */
+  exemplars: Array<Exemplar | undefined> | null;
+}
+
+/** As prom-client's Exemplar: the Registry writes `# {labelSet} value timestamp`. */
+interface Exemplar {
+  readonly labelSet: { readonly trace_id: string; readonly span_id: string };
+  readonly value: number;
+  /** Seconds since the epoch, as OpenMetrics writes timestamps. */
+  readonly timestamp: number;
 }
 
 interface ExportedValue {
@@ -28,12 +50,14 @@ interface ExportedValue {
   value: number;
   metricName: string;
   /** As prom-client's without exemplars: null on buckets, undefined on _sum and _count. */
-  exemplar: null | undefined;
+  exemplar: Exemplar | null | undefined;
 }
 
 export interface LabelledHistogram {
   /** The series of `labels`, created on first use; keep it and observe through it. */
   series(labels: Readonly<Record<string, string>>): HistogramSeries;
+  /** The same histogram with its exemplars, for an OpenMetrics registry only. */
+  readonly openMetric: RegistryMetric;
 }
 
 export function createLabelledHistogram(config: {
@@ -47,26 +71,34 @@ export function createLabelledHistogram(config: {
   // Insertion order is the order the series are written in, as prom-client's own map keeps it.
   const all = new Map<string, Series>();
 
-  function values(): ExportedValue[] {
+  /** With `exemplars`, each bucket carries its latest one (OpenMetrics); else null, as ever. */
+  function values(exemplars: boolean): ExportedValue[] {
     const out: ExportedValue[] = [];
-    const exported = (labels: ExportedValue['labels'], s: Series, v: number, suffix: string) =>
+    const exported = (
+      labels: ExportedValue['labels'],
+      s: Series,
+      v: number,
+      suffix: string,
+      exemplar: Exemplar | null | undefined,
+    ) =>
       out.push({
         labels,
         sharedLabels: s.labels,
         value: v,
         metricName: `${name}${suffix}`,
-        exemplar: suffix === '_bucket' ? null : undefined,
+        exemplar,
       });
     for (const s of all.values()) {
       if (!s.listed) continue;
+      const kept = exemplars ? s.exemplars : null;
       let cumulative = 0;
       for (let i = 0; i < bounds.length; i++) {
         cumulative += s.buckets[i] as number;
-        exported({ le: bounds[i] as number }, s, cumulative, '_bucket');
+        exported({ le: bounds[i] as number }, s, cumulative, '_bucket', kept?.[i] ?? null);
       }
-      exported({ le: '+Inf' }, s, s.count, '_bucket');
-      exported({}, s, s.sum, '_sum');
-      exported({}, s, s.count, '_count');
+      exported({ le: '+Inf' }, s, s.count, '_bucket', kept?.[bounds.length] ?? null);
+      exported({}, s, s.sum, '_sum', undefined);
+      exported({}, s, s.count, '_count', undefined);
     }
     return out;
   }
@@ -77,7 +109,13 @@ export function createLabelledHistogram(config: {
     type: 'histogram' as const,
     aggregator: 'sum' as const,
     async getForPromString() {
-      return { name, help, type: metric.type, values: values(), aggregator: metric.aggregator };
+      return {
+        name,
+        help,
+        type: metric.type,
+        values: values(false),
+        aggregator: metric.aggregator,
+      };
     },
     /** As prom-client's Histogram.get: each value's labels with its series' labels. */
     async get() {
@@ -95,13 +133,30 @@ export function createLabelledHistogram(config: {
         s.sum = 0;
         s.count = 0;
         s.listed = false;
+        s.exemplars = null;
       }
+    },
+  };
+  const openMetric: RegistryMetric = {
+    name,
+    help,
+    type: metric.type,
+    aggregator: metric.aggregator,
+    async getForPromString() {
+      return { name, help, type: metric.type, values: values(true), aggregator: metric.aggregator };
     },
   };
   // The Registry reads only these members (name, type, get or getForPromString, reset).
   config.registry.registerMetric(metric as unknown as Parameters<Registry['registerMetric']>[0]);
 
+  /** The bucket `v` counts in: the first bound at or above it, else +Inf (bounds.length). */
+  function bucketOf(v: number): number {
+    for (let i = 0; i < bounds.length; i++) if (v <= (bounds[i] as number)) return i;
+    return bounds.length;
+  }
+
   return {
+    openMetric,
     series(labels) {
       const id = JSON.stringify(labels);
       const known = all.get(id);
@@ -112,6 +167,7 @@ export function createLabelledHistogram(config: {
         sum: 0,
         count: 0,
         listed: false,
+        exemplars: null,
         observe(v) {
           if (!Number.isFinite(v)) return;
           // Above the last bound a value counts only in +Inf (the count), as in prom-client.
@@ -124,6 +180,16 @@ export function createLabelledHistogram(config: {
           s.sum += v;
           s.count++;
           s.listed = true;
+        },
+        observeSampled(v, span) {
+          if (!Number.isFinite(v)) return;
+          s.observe(v);
+          s.exemplars ??= new Array(bounds.length + 1);
+          s.exemplars[bucketOf(v)] = {
+            labelSet: { trace_id: span.traceId, span_id: span.spanId },
+            value: v,
+            timestamp: Date.now() / 1000,
+          };
         },
       };
       all.set(id, s);

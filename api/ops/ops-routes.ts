@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { OPENMETRICS_CONTENT_TYPE, prefersOpenMetrics } from '../../src/ops/open-metrics.js';
 import { readEpoch } from '../../src/read-model/epoch.js';
 import type { ReadModelKeys } from '../../src/read-model/keys.js';
 import type { RedisClient } from '../../src/read-model/redis-connection.js';
@@ -7,7 +8,7 @@ import type { ApiMetrics } from './api-metrics.js';
 
 // Operations endpoints, outside the API base: liveness, readiness (Redis answers and holds the
 // read model's epoch marker: without it the store lost its data and valid keys would get 401),
-// metrics.
+// metrics (Prometheus text, or OpenMetrics with exemplars when the scraper's Accept asks).
 
 export function registerOpsRoutes(
   app: FastifyInstance,
@@ -35,10 +36,14 @@ export function registerOpsRoutes(
         .send('{"status":"redis unreachable"}');
     }
   });
-  app.get('/metrics', { logLevel: 'warn' }, async (_request, reply) =>
-    reply
+  // OpenMetrics, with exemplars, to a scraper that asks for it; else the text format.
+  app.get('/metrics', { logLevel: 'warn' }, async (request, reply) => {
+    const open = prefersOpenMetrics(request.headers.accept);
+    const body = open ? await deps.metrics.openMetrics() : await deps.metrics.registry.metrics();
+    return reply
       .headers(API_HEADERS)
-      .type(deps.metrics.registry.contentType)
-      .send(await deps.metrics.registry.metrics()),
-  );
+      .header('vary', 'Accept')
+      .type(open ? OPENMETRICS_CONTENT_TYPE : deps.metrics.registry.contentType)
+      .send(body);
+  });
 }

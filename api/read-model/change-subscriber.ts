@@ -1,3 +1,4 @@
+import { traceparentOf } from '../../src/read-model/change-feed.js';
 import {
   changeChannel,
   parseChangeChannel,
@@ -20,6 +21,9 @@ import {
 // A holder that reads after `hold` resolved sees every later write announced: the subscription
 // was confirmed before the read was sent. `stamp`/`unchanged` tell a read that raced an
 // announcement (or a reset) so its result is not kept.
+//
+// With `traceContext` (the API traces), a listener is also given the traceparent an
+// announcement carries: that of the sampled span that wrote the change (change-feed.ts).
 
 export interface ChangeSubscriber {
   /** Subscribes (or shares the subscription); true once Redis confirmed it, false if it could not. */
@@ -32,7 +36,8 @@ export interface ChangeSubscriber {
   unchanged(installationId: number, stamp: number): boolean;
   /** Connected and subscribed, so a confirmed hold means what it says. */
   readonly ready: boolean;
-  on(event: 'change', listener: (installationId: number) => void): void;
+  /** `traceparent`: the writing span's, when the write was traced and this process traces. */
+  on(event: 'change', listener: (installationId: number, traceparent?: string) => void): void;
   on(event: 'reset' | 'resubscribed', listener: () => void): void;
   /**
    * Everything learnt may be stale though no announcement came (the read model was rebuilt
@@ -57,8 +62,11 @@ interface Held {
 export function createChangeSubscriber(deps: {
   redis: RedisClient;
   keys: ReadModelKeys;
+  /** Reads the writing span's traceparent out of announcements; off, the payload is not read. */
+  traceContext?: boolean;
 }): ChangeSubscriber {
   const { keys } = deps;
+  const traceContext = deps.traceContext === true;
   let conn: RedisClient | null = null;
   let connected = false;
   let closed = false;
@@ -68,7 +76,7 @@ export function createChangeSubscriber(deps: {
   let announcements = 0;
   let resets = 0;
   const listeners = {
-    change: [] as Array<(id: number) => void>,
+    change: [] as Array<(id: number, traceparent?: string) => void>,
     reset: [] as Array<() => void>,
     resubscribed: [] as Array<() => void>,
   };
@@ -87,11 +95,12 @@ export function createChangeSubscriber(deps: {
       true,
     );
     c.on('error', () => undefined);
-    c.on('smessageBuffer', (channel: Buffer) => {
+    c.on('smessageBuffer', (channel: Buffer, message: Buffer) => {
       const id = parseChangeChannel(keys, channel.toString('latin1'));
       if (id === null || !held.has(id)) return;
       versions.set(id, ++announcements);
-      for (const l of listeners.change) l(id);
+      const traceparent = traceContext ? traceparentOf(message) : undefined;
+      for (const l of listeners.change) l(id, traceparent);
     });
     const lost = () => {
       resets++;
@@ -196,8 +205,11 @@ export function createChangeSubscriber(deps: {
     unchanged(id, stamp) {
       return connected && held.has(id) && this.stamp(id) === stamp;
     },
-    on(event: 'change' | 'reset' | 'resubscribed', listener: (id: number) => void) {
-      (listeners[event] as Array<(id: number) => void>).push(listener);
+    on(
+      event: 'change' | 'reset' | 'resubscribed',
+      listener: (id: number, traceparent?: string) => void,
+    ) {
+      (listeners[event] as Array<(id: number, traceparent?: string) => void>).push(listener);
     },
     invalidate() {
       resets++;

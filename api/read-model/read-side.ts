@@ -4,6 +4,7 @@ import { createKeys } from '../../src/read-model/keys.js';
 import type { RedisClient } from '../../src/read-model/redis-connection.js';
 import { createApiReplicaRedis } from '../redis-client.js';
 import { createFlowStreams, type FlowStreams } from '../streams/flow-streams.js';
+import type { StreamTracer } from '../tracing/api-tracer.js';
 import { type ApiReader, createApiReader } from './api-reader.js';
 import { createChangeSubscriber } from './change-subscriber.js';
 import { watchEpoch } from './epoch-watch.js';
@@ -33,6 +34,8 @@ export function createReadSide(deps: {
   redis: RedisClient;
   logger: FastifyBaseLogger;
   clock: () => number;
+  /** Spans of the streams' pushes caused by traced writes; absent, tracing is off. */
+  tracer?: StreamTracer;
 }): ReadSide {
   const { api } = deps.config;
   const keys = createKeys(deps.config.redis.keyPrefix);
@@ -44,7 +47,11 @@ export function createReadSide(deps: {
     deps.logger.warn({ err: { message: error.message } }, 'redis replica error'),
   );
   const base = createApiReader(deps.redis, keys, access, replica);
-  const subscriber = createChangeSubscriber({ redis: deps.redis, keys });
+  const subscriber = createChangeSubscriber({
+    redis: deps.redis,
+    keys,
+    traceContext: deps.tracer !== undefined,
+  });
   // Created before the streams: on an announcement the entry is dropped before they re-read.
   const cache = createNearCache({
     redis: deps.redis,
@@ -64,6 +71,7 @@ export function createReadSide(deps: {
     maxStreams: api.maxStreams,
     heartbeatMs: api.streamHeartbeatMs,
     logger: deps.logger,
+    tracer: deps.tracer,
   });
   const views = createViewCache({ redis: deps.redis, keys, access, entries: VIEW_PAGES_KEPT });
   subscriber.on('reset', () => views.clear());

@@ -8,6 +8,7 @@ import { currentFlow } from '../read-model/flow-freshness.js';
 import type { KeyAccess } from '../read-model/key-access.js';
 import { type InstallationRead, type NearCache, storedFlowOf } from '../read-model/near-cache.js';
 import { energyFlowBody } from '../routes/envelopes.js';
+import type { StreamOutcome, StreamPush, StreamTracer } from '../tracing/api-tracer.js';
 import { flowEvent, KEEP_ALIVE, revokedEvent, SSE_HEADERS } from './sse.js';
 
 // The open energy-flow streams of this process (beyond.md §5). Streams of one installation share
@@ -15,7 +16,9 @@ import { flowEvent, KEEP_ALIVE, revokedEvent, SSE_HEADERS } from './sse.js';
 // the key's or its application's status, the flow's validUntil and the key's expiry each make
 // every concerned stream re-read (through the near-cache) and send the served body when its ETag
 // changed, or `revoked` and close when the key may no longer read it. Re-reads of one stream
-// never overlap: one that arrives while another runs is done once after it.
+// never overlap: one that arrives while another runs is done once after it. Traced, an
+// announcement that carries its write's traceparent makes the re-read and push that follow a
+// span linked to that write (api/tracing/stream-tracing.ts), however many it was coalesced with.
 
 export interface StreamTicket {
   /** Sends the headers and the first event (unless `lastEventId` is its ETag), then follows. */
@@ -48,12 +51,16 @@ interface Stream {
   reading: boolean;
   again: boolean;
   closed: boolean;
+  /** Traced: the traceparents of the writes announced since the last re-read began. */
+  writes: string[] | null;
 }
 
 // setTimeout's longest delay; a later deadline is re-armed when it fires.
 const MAX_DELAY_MS = 2 ** 31 - 1;
 // A client that stopped reading: past this much unsent data its stream is closed.
 const MAX_BUFFERED_BYTES = 1024 * 1024;
+// Writes one push links to at most (the SDK keeps 128 links a span by default).
+const MAX_WRITES = 128;
 
 export function createFlowStreams(deps: {
   subscriber: ChangeSubscriber;
@@ -65,13 +72,16 @@ export function createFlowStreams(deps: {
   maxStreams: number;
   heartbeatMs: number;
   logger: FastifyBaseLogger;
+  /** Spans of pushes caused by traced writes; absent, tracing is off. */
+  tracer?: StreamTracer;
 }): FlowStreams {
+  const { tracer } = deps;
   const byInstallation = new Map<number, Set<Stream>>();
   let reserved = 0;
   let closing = false;
 
-  deps.subscriber.on('change', (id) => {
-    for (const s of byInstallation.get(id) ?? []) refresh(s);
+  deps.subscriber.on('change', (id, traceparent) => {
+    for (const s of byInstallation.get(id) ?? []) refresh(s, traceparent);
   });
   deps.subscriber.on('resubscribed', () => {
     for (const group of byInstallation.values()) for (const s of group) refresh(s);
@@ -87,10 +97,15 @@ export function createFlowStreams(deps: {
   }, deps.heartbeatMs);
   heartbeat.unref();
 
-  function write(s: Stream, chunk: string): void {
-    if (s.closed) return;
-    if (s.res.writableLength > MAX_BUFFERED_BYTES) end(s);
-    else s.res.write(chunk);
+  /** Whether the chunk went out (not if the stream is closed, or closes for a slow reader). */
+  function write(s: Stream, chunk: string): boolean {
+    if (s.closed) return false;
+    if (s.res.writableLength > MAX_BUFFERED_BYTES) {
+      end(s);
+      return false;
+    }
+    s.res.write(chunk);
+    return true;
   }
 
   function end(s: Stream): void {
@@ -107,22 +122,23 @@ export function createFlowStreams(deps: {
   }
 
   /** Sends what the read says; schedules the next time-based re-read. */
-  function apply(s: Stream, result: Access<InstallationRead>): void {
-    if (s.closed) return;
+  function apply(s: Stream, result: Access<InstallationRead>): StreamOutcome {
+    if (s.closed) return 'closed';
     if (result.kind !== 'ok') {
       const code = result.kind === 'absent' ? 'DOESNT_EXIST' : 'UNAUTHORIZED';
-      write(s, revokedEvent(errorBody(code)));
+      const sent = write(s, revokedEvent(errorBody(code)));
       end(s);
-      return;
+      return sent ? 'revoked' : 'closed';
     }
     const nowMs = deps.clock();
     const { snapshot, keyExpiresAtMs } = result.value;
     const flow = currentFlow(storedFlowOf(snapshot, nowMs), nowMs, deps.onlineWindowSeconds);
     const body = energyFlowBody(s.id, flow.data);
     const tag = etagOf(body);
+    let outcome: StreamOutcome = 'unchanged';
     if (tag !== s.lastTag) {
       s.lastTag = tag;
-      write(s, flowEvent(tag, body));
+      outcome = write(s, flowEvent(tag, body)) ? 'sent' : 'closed';
     }
     // The flow changes by time alone after validUntil; the key stops at its expiry.
     let next = Number.POSITIVE_INFINITY;
@@ -134,19 +150,35 @@ export function createFlowStreams(deps: {
       const delay = Math.min(MAX_DELAY_MS, Math.max(0, next - nowMs));
       s.timer = setTimeout(() => refresh(s), delay);
     }
+    return outcome;
   }
 
-  function refresh(s: Stream): void {
+  /** `traceparent`: the announced write's, when it was traced (only given when tracing is on). */
+  function refresh(s: Stream, traceparent?: string): void {
     if (s.closed) return;
+    if (traceparent !== undefined) {
+      if (s.writes === null) s.writes = [traceparent];
+      else if (s.writes.length < MAX_WRITES) s.writes.push(traceparent);
+    }
     if (s.reading) {
       s.again = true;
       return;
     }
     s.reading = true;
-    deps.cache.read(s.keyHash, s.id, deps.clock()).then(
+    let push: StreamPush | null = null;
+    if (s.writes !== null && tracer !== undefined) {
+      push = tracer.push(s.id, s.writes);
+      s.writes = null;
+    }
+    const reading =
+      push === null
+        ? deps.cache.read(s.keyHash, s.id, deps.clock())
+        : push.within(() => deps.cache.read(s.keyHash, s.id, deps.clock()));
+    reading.then(
       (result) => {
         s.reading = false;
-        apply(s, result);
+        const outcome = apply(s, result);
+        push?.end(outcome);
         if (s.again && !s.closed) {
           s.again = false;
           refresh(s);
@@ -154,6 +186,7 @@ export function createFlowStreams(deps: {
       },
       (error: unknown) => {
         s.reading = false;
+        push?.end('failed');
         // Redis failed: the client reconnects (EventSource does) and gets a fresh answer.
         deps.logger.warn({ err: { message: (error as Error).message } }, 'stream re-read failed');
         end(s);
@@ -186,6 +219,7 @@ export function createFlowStreams(deps: {
             reading: false,
             again: false,
             closed: false,
+            writes: null,
           };
           res.on('close', () => end(s));
           res.writeHead(200, SSE_HEADERS);

@@ -12,6 +12,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { type RootSampling, sdkDecides } from '../../src/tracing/root-sampling.js';
 import type { ApiReader, Read } from '../read-model/api-reader.js';
 import type { ApiTracer } from './api-tracer.js';
+import { createStreamTracer } from './stream-tracing.js';
 
 // The API's spans (docs/operations.md, "Tracing"): one per request, `<METHOD> <route>`, the
 // caller's traceparent as parent, with the Redis commands beneath (the ioredis
@@ -84,6 +85,9 @@ export function createApiTracer(roots: RootSampling = sdkDecides): ApiTracer {
       });
     },
     reader: (reader, nearCache) => tracedReader(reader, nearCache),
+    // The span's own context object: nothing built per request.
+    sampledSpan: (request) => requests.get(request)?.span.spanContext(),
+    streams: createStreamTracer(tracer, roots),
   };
 }
 

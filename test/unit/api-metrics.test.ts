@@ -53,6 +53,7 @@ describe('API metrics', () => {
       f(theirs);
     };
     expect(await ours.registry.metrics()).toBe(await theirs.registry.metrics());
+    const span = { traceId: 'a'.repeat(32), spanId: 'b'.repeat(16) };
     const routes = ['/application/v1/getInstallations', 'unmatched', '/healthz'];
     // Bounds exactly, between them, above the last one, zero.
     const seconds = [0, 0.0005, 0.0007, 0.001, 0.3, 2.5, 2.6, 40, 0.00001];
@@ -63,10 +64,16 @@ describe('API metrics', () => {
         const status = [200, 304, 401, 404][(i + round) % 4] as number;
         const method = i % 5 === 0 ? 'POST' : 'GET';
         const s = seconds[n++ % seconds.length] as number;
-        both((m) => m.observe(route, method, status, s));
+        // Every third request sampled: ours keeps its exemplar, which the text format never shows.
+        if (i % 3 === 0) ours.observeSampled(route, method, status, s, span);
+        else ours.observe(route, method, status, s);
+        theirs.observe(route, method, status, s);
       }
       both((m) => m.refused('BAD_REQUEST'));
       both((m) => m.dropped('stalled'));
+      // An OpenMetrics scrape between text scrapes leaves the text format as it was (prom-client
+      // renames counters it writes as OpenMetrics on the metric objects themselves).
+      expect(await ours.openMetrics()).toContain('# EOF');
       expect(await ours.registry.metrics()).toBe(await theirs.registry.metrics());
     }
     expect(await ours.registry.getMetricsAsJSON()).toEqual(

@@ -8,12 +8,14 @@ import type { KafkaBatch, KafkaMessage } from '../../consumers/kafka/client.js';
 import { createConsumerMetrics } from '../../consumers/metrics.js';
 import type { Projector } from '../../consumers/runner.js';
 import { createBatchTracer } from '../../consumers/tracing/batch-tracing.js';
+import { openMetricsText } from '../../src/ops/open-metrics.js';
 import { type InMemoryTracing, startInMemoryTracing } from '../support/in-memory-tracing.js';
+import { parseOpenMetrics } from '../support/open-metrics-parser.js';
 
 // The consumers' spans, with the SDK's in-memory exporter: one per batch linked to the producer
 // of each message (its traceparent header), a pass beneath it, dead letters as events with their
-// reason, the batch's context on what the consumers send (dead letters), and nothing at all for
-// a batch the sampler dropped.
+// reason, the batch's context on what the consumers send (dead letters) and on the writes'
+// change announcements, and nothing at all for a batch the sampler dropped.
 
 const TOPIC = 'device-telemetry.v1';
 const hex = (bytes: number) => randomBytes(bytes).toString('hex');
@@ -142,6 +144,76 @@ describe('consumer batch spans', () => {
     expect(passes[0]?.attributes['error.type']).toBe('Error');
     const [batchSpan] = named(spans, `process ${TOPIC}`);
     expect(batchSpan?.events.map((e) => e.name)).toEqual(['retry']);
+  });
+
+  it('gives a write the traceparent of the sampled phase it runs in, and none outside a sampled batch', async () => {
+    const tracer = createBatchTracer();
+    const seen: Array<string | undefined> = [];
+    const batch = batchOf([message(1)]);
+    const project = () =>
+      tracer.pass(batch, () =>
+        tracer.phases.phase('write', async () => {
+          seen.push(tracer.phases.traceparent(), tracer.traceparent());
+        }),
+      );
+
+    await tracer.batch(batch, project);
+    const [write] = named(tracing.spans(), 'write');
+    const { traceId, spanId } = write?.spanContext() ?? {};
+    expect(seen).toEqual([`00-${traceId}-${spanId}-01`, `00-${traceId}-${spanId}-01`]);
+
+    seen.length = 0;
+    tracing.sampled = false;
+    await tracer.batch(batch, project);
+    expect(seen).toEqual([undefined, undefined]);
+    // Outside any batch (the access worker's chunks, the flow sweep): none either.
+    expect(tracer.traceparent()).toBeUndefined();
+  });
+
+  it("keeps a sampled batch's span as its duration's exemplar, written only as OpenMetrics", async () => {
+    const metrics = createConsumerMetrics({ exemplars: true });
+    const plain = createConsumerMetrics();
+    const tracer = createBatchTracer();
+    const handle = createBatchHandler({
+      topic: TOPIC,
+      projector: { project: async () => ({ rejections: [] }) },
+      deadLetter: { send: async () => [] },
+      metrics,
+      logger: pino({ level: 'silent' }),
+      retry: { initialDelayMs: 1, maxDelayMs: 2 },
+      tracer,
+    });
+
+    await handle(batchOf([message(1)]), ctx);
+    tracing.sampled = false;
+    await handle(batchOf([message(2)]), ctx);
+
+    const [batchSpan, ...others] = named(tracing.spans(), `process ${TOPIC}`);
+    expect(others).toEqual([]);
+    const families = parseOpenMetrics(await openMetricsText(metrics.registry));
+    const duration = families.find((f) => f.name === 'ingest_batch_duration_seconds');
+    const exemplars = duration?.samples.flatMap((s) => (s.exemplar ? [s.exemplar] : []));
+    expect(exemplars?.map((e) => e.labels)).toEqual([
+      { trace_id: batchSpan?.spanContext().traceId, span_id: batchSpan?.spanContext().spanId },
+    ]);
+    expect(duration?.samples.find((s) => s.name.endsWith('_count'))?.value).toBe(2);
+
+    // The text format: as the plain histogram writes the same observations, no exemplar, an
+    // OpenMetrics scrape between.
+    const traced = createConsumerMetrics({ exemplars: true });
+    const labels = { topic: TOPIC };
+    traced.batchDuration.observe({
+      labels,
+      value: 0.02,
+      // prom-client's types tie an exemplar's labels to the histogram's own names.
+      exemplarLabels: {
+        trace_id: 'a'.repeat(32),
+        span_id: 'b'.repeat(16),
+      } as unknown as typeof labels,
+    });
+    plain.batchDuration.observe(labels, 0.02);
+    expect(await openMetricsText(traced.registry)).toContain('trace_id="aaaa');
+    expect(await traced.registry.metrics()).toBe(await plain.registry.metrics());
   });
 
   it('records nothing and reads no header for a batch the sampler drops', async () => {
