@@ -81,24 +81,28 @@ export async function scaleCases(ctx: BenchContext): Promise<void> {
   // Warm-up: JIT and script caches, on both sides.
   for (const d of datasets) for (const side of SIDES) await run(d, side, 'uniform', 2);
   // dataset -> pattern -> side -> runs
-  const results = new Map<number, Map<Pattern, Record<Side, { rps: number[]; p99: number[] }>>>();
+  const results = new Map<number, Map<Pattern, Record<Side, Runs>>>();
   for (let i = 0; i < ctx.opts.alternations; i++) {
     for (const pattern of PATTERNS) {
       for (const d of datasets) {
         for (const side of SIDES) {
+          const before = side === 'on' ? await nearCacheCounts(d.on.origin) : null;
           const m = await run(d, side, pattern, ctx.opts.caseSeconds);
           if (m.result.non2xx > 0)
             ctx.notes.push(`scale ${d.devices} ${pattern} ${side}: ${m.result.non2xx} non-2xx`);
           const byPattern = results.get(d.devices) ?? new Map();
           results.set(d.devices, byPattern);
-          const cell = byPattern.get(pattern) ?? {
-            on: { rps: [], p99: [] },
-            off: { rps: [], p99: [] },
-            r: { rps: [], p99: [] },
-          };
+          const cell = byPattern.get(pattern) ?? { on: runs(), off: runs(), r: runs() };
           byPattern.set(pattern, cell);
           cell[side].rps.push(m.result.rps);
           cell[side].p99.push(m.result.p99);
+          cell[side].cpuUs.push(((m.cpu.api ?? 0) / m.result.rps) * 1e6);
+          if (before !== null) {
+            const after = await nearCacheCounts(d.on.origin);
+            const lookups = after.hit + after.miss - before.hit - before.miss;
+            cell.on.hitRatio.push((after.hit - before.hit) / lookups);
+            cell.on.warmsPerS.push((after.warmed - before.warmed) / ctx.opts.caseSeconds);
+          }
         }
       }
     }
@@ -133,7 +137,7 @@ export async function scaleCases(ctx: BenchContext): Promise<void> {
           baseline: off,
           ratio: on.median / off.median,
           target: '>= 0.95x',
-          note: `p99 ${spread(cell.on.p99).median.toFixed(2)} / ${spread(cell.off.p99).median.toFixed(2)} ms`,
+          note: `p99 ${spread(cell.on.p99).median.toFixed(2)} / ${spread(cell.off.p99).median.toFixed(2)} ms; API CPU per request ${us(cell.on)} / ${us(cell.off)} µs; near-cache hits ${(100 * spread(cell.on.hitRatio).median).toFixed(1)} % of lookups, ${spread(cell.on.warmsPerS).median.toFixed(0)} warms/s (medians)`,
         },
         {
           section: 'scale',
@@ -142,7 +146,7 @@ export async function scaleCases(ctx: BenchContext): Promise<void> {
           candidate: r,
           baseline: oneReadReference,
           ratio: r.median / oneReadReference.median,
-          note: `defaults / one-read ${(on.median / r.median).toFixed(2)}x, near-cache off / one-read ${(off.median / r.median).toFixed(2)}x; p99 ${spread(cell.r.p99).median.toFixed(2)} ms`,
+          note: `defaults / one-read ${(on.median / r.median).toFixed(2)}x, near-cache off / one-read ${(off.median / r.median).toFixed(2)}x; p99 ${spread(cell.r.p99).median.toFixed(2)} ms; CPU per request ${us(cell.r)} µs`,
         },
       ];
       for (const row of rows) {
@@ -153,4 +157,30 @@ export async function scaleCases(ctx: BenchContext): Promise<void> {
   }
   for (const d of datasets) for (const side of SIDES) await d[side].child.stop();
   for (const d of datasets) await dropPrefix(ctx.redis, d.prefix);
+}
+
+interface Runs {
+  readonly rps: number[];
+  readonly p99: number[];
+  /** The server's CPU per request, µs. */
+  readonly cpuUs: number[];
+  /** The near-cache's, during each run (defaults only). */
+  readonly hitRatio: number[];
+  readonly warmsPerS: number[];
+}
+
+const runs = (): Runs => ({ rps: [], p99: [], cpuUs: [], hitRatio: [], warmsPerS: [] });
+const us = (r: Runs) => spread(r.cpuUs).median.toFixed(0);
+
+/** The API's near-cache counters (api/ops/near-cache-metrics.ts), from its /metrics. */
+async function nearCacheCounts(
+  origin: string,
+): Promise<{ hit: number; miss: number; warmed: number }> {
+  const text = await (await fetch(`${origin}/metrics`)).text();
+  const count = (pattern: RegExp) => Number(pattern.exec(text)?.[1] ?? Number.NaN);
+  return {
+    hit: count(/^api_near_cache_lookups_total\{result="hit"\} (\d+)/m),
+    miss: count(/^api_near_cache_lookups_total\{result="miss"\} (\d+)/m),
+    warmed: count(/^api_near_cache_changes_total\{change="warmed"\} (\d+)/m),
+  };
 }
