@@ -146,7 +146,11 @@ export function createNearCache(deps: {
   const sketch = createFrequencySketch(deps.entries);
   let bytes = 0;
   // How many installations may be newly kept a second: as many as repay it (warm-budget.ts).
-  const budget = createWarmBudget(performance.now());
+  const budget = createWarmBudget({
+    startMs: performance.now(),
+    capacity: deps.entries,
+    maxAgeMs: deps.maxAgeMs,
+  });
   const counts = { hits: 0, misses: 0, warms: 0, released: 0 };
 
   function drop(id: number): void {
@@ -226,7 +230,7 @@ export function createNearCache(deps: {
         const snapshot = await fill(app, id, nowMs);
         if (snapshot !== null && subscriber.unchanged(id, stamp)) {
           keep(id, snapshot);
-          budget.kept(id);
+          budget.kept(id, performance.now());
           counts.warms++;
         }
       } finally {
