@@ -182,6 +182,8 @@ export function createNearCache(deps: {
     bytes = 0;
   });
 
+  const full = () => lru.size >= deps.entries || bytes >= deps.maxBytes;
+
   /** TinyLFU: a candidate is kept while there is room, else only over the entry it evicts. */
   function admits(id: number): boolean {
     if (deps.entries === 0 || lru.has(id)) return false;
@@ -190,7 +192,7 @@ export function createNearCache(deps: {
     // an installation asked for less than thrice lately would not repay it (a sweep, a poll
     // wider than the cache).
     if (frequency < MIN_FREQUENCY) return false;
-    if (lru.size < deps.entries && bytes < deps.maxBytes) return true;
+    if (!full()) return true;
     const victim = lru.keys().next().value as number;
     return frequency > sketch.frequency(victim);
   }
@@ -297,7 +299,7 @@ export function createNearCache(deps: {
       // then merged into the entry's), else the admission decides.
       const entry = lru.get(id);
       const wanted = entry === undefined ? admits(id) : !entry.readFor.has(grant.app);
-      if (wanted && budget.take(performance.now())) warm(grant.app, id, nowMs);
+      if (wanted && budget.take(performance.now(), full())) warm(grant.app, id, nowMs);
     },
     peek: hit,
     refill,
@@ -322,7 +324,7 @@ export function createNearCache(deps: {
     const snapshot = await fill(grant.app, id, nowMs);
     if (snapshot === null) return ABSENT;
     if (covered && subscriber.unchanged(id, stamp)) keep(id, snapshot);
-    else if (admits(id) && budget.take(performance.now())) warm(grant.app, id, nowMs);
+    else if (admits(id) && budget.take(performance.now(), full())) warm(grant.app, id, nowMs);
     return { kind: 'ok', value: { keyExpiresAtMs, snapshot } };
   }
 }

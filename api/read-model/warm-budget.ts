@@ -1,9 +1,10 @@
 // How many installations the near-cache may newly keep per second. Keeping one costs a
 // subscription, a read of its whole snapshot and, when the cache is full, another's
 // unsubscription: about what PAYBACK_HITS misses cost. A kept installation has repaid that once
-// it was served from memory PAYBACK_HITS times while it could expect to stay kept: the entries
-// it takes to fill the cache at the current rate (how soon the least recent goes when full), at
-// most the near-cache's max age (after which it is read again). One that was not, or was let go
+// it was served from memory PAYBACK_HITS times while it could expect to stay kept: until the
+// near-cache's max age (after which it is read again) while the cache is not full, and once it
+// is, at most the time the current rate takes to turn the whole cache over (how soon the least
+// recent goes). One that was not, or was let go
 // before (evicted, or written faster than it was read), has not: it may stay, but the rate
 // learns. Judged by then, not at eviction: after a switch from a hot set to a sweep wider than
 // the cache, a full cache evicts what repaid long ago while what it now keeps waits its turn,
@@ -18,8 +19,11 @@
 // more repay).
 
 export interface WarmBudget {
-  /** Whether one more installation may be kept now: a token at the current rate. */
-  take(monotonicMs: number): boolean;
+  /**
+   * Whether one more installation may be kept now: a token at the current rate. `full`: the
+   * cache is, so keeping one evicts another.
+   */
+  take(monotonicMs: number, full: boolean): boolean;
   /** `id` was kept at `monotonicMs`: it now has to repay. */
   kept(id: number, monotonicMs: number): void;
   /** `id` was served from memory. */
@@ -60,9 +64,9 @@ export function createWarmBudget(opts: {
     get rate() {
       return rate;
     },
-    take(monotonicMs) {
+    take(monotonicMs, full) {
       // The oldest first: those past their time have not repaid.
-      const dueMs = Math.min(opts.maxAgeMs, (1000 * opts.capacity) / rate);
+      const dueMs = full ? Math.min(opts.maxAgeMs, (1000 * opts.capacity) / rate) : opts.maxAgeMs;
       for (const [id, kept] of unpaid) {
         if (monotonicMs - kept.keptAt < dueMs) break;
         unpaid.delete(id);

@@ -26,10 +26,10 @@ describe('warm budget', () => {
   it('starts low, as tokens: a second of them at once, then the rate', () => {
     const budget = createWarmBudget({ startMs: 0, capacity: CAPACITY, maxAgeMs: MAX_AGE_MS });
     let taken = 0;
-    while (budget.take(0)) taken++;
+    while (budget.take(0, false)) taken++;
     expect(taken).toBe(START_WARMS_PER_SECOND);
-    expect(budget.take(1000 / START_WARMS_PER_SECOND / 2)).toBe(false);
-    expect(budget.take(1000 / START_WARMS_PER_SECOND)).toBe(true);
+    expect(budget.take(1000 / START_WARMS_PER_SECOND / 2, false)).toBe(false);
+    expect(budget.take(1000 / START_WARMS_PER_SECOND, false)).toBe(true);
   });
 
   it('climbs from the start to the highest rate as what it keeps repays', () => {
@@ -45,7 +45,7 @@ describe('warm budget', () => {
     expect(budget.rate).toBe(MIN_WARMS_PER_SECOND);
     // At that rate it hands out two a second, not a burst of what it had.
     let taken = 0;
-    for (let ms = 0; ms <= 10_000; ms += 10) if (budget.take(ms)) taken++;
+    for (let ms = 0; ms <= 10_000; ms += 10) if (budget.take(ms, false)) taken++;
     expect(taken).toBeLessThanOrEqual(2 * 10 + 2);
   });
 
@@ -77,14 +77,14 @@ describe('warm budget', () => {
     const budget = createWarmBudget({ startMs: 0, capacity: CAPACITY, maxAgeMs: MAX_AGE_MS });
     cycle(budget, 1, 90, PAYBACK_HITS);
     expect(budget.rate).toBe(MAX_WARMS_PER_SECOND);
-    // At the highest rate a full cache turns over in 2 s: that is when they are due.
+    // At the highest rate a full cache turns over in 2 s: that is when they are due once full.
     const dueMs = (1000 * CAPACITY) / MAX_WARMS_PER_SECOND;
     for (let id = 100; id < 120; id++) budget.kept(id, 1_000);
     for (let id = 100; id < 110; id++) for (let h = 0; h < PAYBACK_HITS; h++) budget.hit(id);
-    budget.take(1_000 + dueMs - 1);
+    budget.take(1_000 + dueMs - 1, true);
     expect(budget.rate).toBe(MAX_WARMS_PER_SECOND);
     // Due: the ten that were not read thrice each halve it.
-    budget.take(1_000 + dueMs);
+    budget.take(1_000 + dueMs, true);
     expect(budget.rate).toBe(MAX_WARMS_PER_SECOND / 2 ** 10);
     // Judged once: a late hit or the drop does not count them again.
     for (let id = 110; id < 120; id++) {
@@ -94,13 +94,20 @@ describe('warm budget', () => {
     expect(budget.rate).toBe(MAX_WARMS_PER_SECOND / 2 ** 10);
   });
 
-  it('gives one kept at a low rate until the max age, not the time a full turn would take', () => {
-    const budget = createWarmBudget({ startMs: 0, capacity: CAPACITY, maxAgeMs: MAX_AGE_MS });
-    budget.kept(1, 0);
-    budget.take(MAX_AGE_MS - 1);
-    expect(budget.rate).toBe(START_WARMS_PER_SECOND);
-    budget.take(MAX_AGE_MS);
-    expect(budget.rate).toBe(START_WARMS_PER_SECOND / 2);
+  it('gives what it keeps until the max age while the cache is not full, and at a low rate', () => {
+    for (const full of [false, true]) {
+      const budget = createWarmBudget({ startMs: 0, capacity: CAPACITY, maxAgeMs: MAX_AGE_MS });
+      cycle(budget, 1, 90, PAYBACK_HITS);
+      // Not full: however fast it keeps, each has until the max age (no eviction comes first).
+      // Full at the lowest rates: a turn of the cache takes longer than the max age.
+      if (full) cycle(budget, 100, 20, 0);
+      const rate = budget.rate;
+      budget.kept(1_000, 0);
+      budget.take(MAX_AGE_MS - 1, full);
+      expect(budget.rate).toBe(rate);
+      budget.take(MAX_AGE_MS, full);
+      expect(budget.rate).toBe(Math.max(MIN_WARMS_PER_SECOND, rate / 2));
+    }
   });
 
   it('counts hits only on what it kept, and judges nothing it was told to forget', () => {
