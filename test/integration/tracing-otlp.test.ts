@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FLOW_STREAM_URL } from '../../api/routes/flow-stream-route.js';
 import type { Producer } from '../../consumers/kafka/client.js';
 import { loadConfig } from '../../src/config.js';
 import { hashApiKey } from '../../src/domain/access-rule.js';
@@ -29,11 +30,13 @@ import {
   waitFor,
 } from '../support/stack.js';
 import { installation, newApiKey } from '../support-api/fixtures.js';
+import { openSse, type SseStream } from '../support-api/sse-client.js';
 
 // Issue 42: the real processes export their spans over OTLP/HTTP to a receiver in the test. One
 // event produced with a traceparent is followed through the consumer's batch (linked to the
-// producer's span), its pass, load, fold and write, the Redis commands beneath, to the next
-// read of that installation's flow over HTTP; no exported byte holds the API key or its hash;
+// producer's span), its pass, load, fold and write, the Redis commands beneath, to the push of
+// an open stream of that installation (a span linked to that write: the announcement carries its
+// traceparent) and the next read of that installation's flow over HTTP; no exported byte holds the API key or its hash;
 // and the sampler configured by OTEL_TRACES_SAMPLER decides what is exported.
 
 const CLIENT = 3; // OTLP SpanKind
@@ -82,6 +85,7 @@ describe('tracing over OTLP', () => {
   let receiver: OtlpReceiver;
   let producer: Producer;
   let services: ServiceProcess[] = [];
+  let stream: SseStream | undefined;
   const basePath = '/application/v1';
   const produce = (topic: string, k: Keyed, headers?: Record<string, string>) =>
     producer.send(topic, [
@@ -105,6 +109,7 @@ describe('tracing over OTLP', () => {
     await producer.connect();
   });
   afterAll(async () => {
+    stream?.close();
     await stopServices(services);
     await producer?.disconnect();
     await receiver?.close();
@@ -142,6 +147,11 @@ describe('tracing over OTLP', () => {
       },
       30_000,
     );
+    const streamUrl = `http://127.0.0.1:${apiPort}${basePath}${FLOW_STREAM_URL}?installationId=${installationId}`;
+    const open = await openSse(streamUrl, { 'api-key': key });
+    expect(open.status).toBe(200);
+    stream = open;
+    await open.next(10_000);
 
     const observed = Date.now() - 1_000;
     await produce(
@@ -153,6 +163,18 @@ describe('tracing over OTLP', () => {
       }),
       { traceparent: `00-${producerSpan.traceId}-${producerSpan.spanId}-01` },
     );
+    // The stream first: a read between the write and its push could refill the near-cache, and
+    // the push would then read nothing beneath its span.
+    const pushed = await waitFor(
+      'the stream event of the battery',
+      async () => {
+        const next = await open.next(30_000);
+        return next?.data.includes('"batterySoe":55') ? next : undefined;
+      },
+      30_000,
+    );
+    expect(pushed.event).toBe('energyFlow');
+    open.close();
     await waitFor(
       'the battery is served',
       async () => {
@@ -226,6 +248,25 @@ describe('tracing over OTLP', () => {
     expect(
       inTrace.filter((s) => isRedis(s) && phaseIds.has(s.parentSpanId)).length,
     ).toBeGreaterThan(0);
+
+    // The stream's push of that write: a trace of its own, linked to the write, the re-read's
+    // Redis commands beneath it (the announcement emptied the near-cache's entry).
+    const pushes = spans.filter(
+      (s) =>
+        s.service === 'read-model-api' &&
+        s.name === 'stream push' &&
+        s.links.some((l) => l.traceId === write.traceId && l.spanId === write.spanId),
+    );
+    expect(pushes, 'a stream push linked to the write').toHaveLength(1);
+    const [push] = pushes as [ReceivedSpan];
+    expect(push.parentSpanId).toBe('');
+    expect(push.traceId).not.toBe(write.traceId);
+    expect(push.attributes).toMatchObject({
+      'installation.id': installationId,
+      'stream.outcome': 'sent',
+    });
+    expect(push.startMs).toBeGreaterThanOrEqual(write.startMs);
+    expect(spans.some((s) => isRedis(s) && s.parentSpanId === push.spanId)).toBe(true);
 
     // The next read of that installation's flow: its route, status, cache outcome and id.
     const route = `${basePath}/getInstallationCurrentEnergyFlow`;
