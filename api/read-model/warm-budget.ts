@@ -1,22 +1,16 @@
-// How many installations the near-cache may newly keep per second. Keeping one costs a
+// How many installations the near-cache may newly keep a second. Keeping one costs a
 // subscription, a read of its whole snapshot and, when the cache is full, another's
-// unsubscription: about what PAYBACK_HITS misses cost. A kept installation has repaid that once
-// it was served from memory PAYBACK_HITS times while it could expect to stay kept: until the
-// near-cache's max age (after which it is read again) while the cache is not full, and once it
-// is, at most the time the current rate takes to turn the whole cache over (how soon the least
-// recent goes). One that was not, or was let go
-// before (evicted, or written faster than it was read), has not: it may stay, but the rate
-// learns. Judged by then, not at eviction: after a switch from a hot set to a sweep wider than
-// the cache, a full cache evicts what repaid long ago while what it now keeps waits its turn,
-// and judging at eviction kept warming at the hot set's rate for a whole turn of the cache (22 s
-// at 1M devices: 457 warms a second for 1.9 % hits).
-// The rate follows what the kept installations repay: each that does raises it by a tenth, each
-// that does not halves it, so it settles where about nine in ten repay (ln 2 / (ln 2 + ln 1.1) =
-// 0.88). It starts low (a slow start, as TCP's), so what filling an empty cache may cost before
-// anything was judged is bounded: 100 a second, about 300 misses' worth, for a minute at most. A poll that comes back to what it kept too seldom (a uniform or round-robin poll
-// much wider than the cache) keeps little and slowly, while a hot set repays at once and the rate
-// climbs to the highest within seconds (each repaid one raises it, and the faster it keeps, the
-// more repay).
+// unsubscription: about PAYBACK_HITS misses. A kept installation has repaid that once it was
+// served from memory PAYBACK_HITS times while it could expect to stay: until the max age (when
+// it is read again) while the cache fills, and once full, at most the time the current rate
+// takes to turn the cache over. One that was not, or was let go first (evicted, or written
+// faster than read), has not: it may stay, but the rate learns. (Judged only at eviction, a full
+// cache evicts what repaid long ago while the new waits a whole turn: after a Zipf poll, a
+// uniform one at 1M devices kept 457 a second for 1.9 % hits.)
+// Each that repays raises the rate by a tenth, each that does not halves it: it settles where
+// about nine in ten repay (ln 2 / (ln 2 + ln 1.1) = 0.88). It starts at 100 a second, so what an
+// empty cache may spend before anything is judged is bounded (about 300 misses a second, for a
+// minute at most), and a hot set repays at once and takes the rate to the highest within seconds.
 
 export interface WarmBudget {
   /**
