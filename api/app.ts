@@ -17,7 +17,7 @@ import { createQuotaRefusals } from './ops/quota-metrics.js';
 import { registerPlayground } from './playground/playground.js';
 import { createQuotas } from './quotas/quota.js';
 import { createReadSide } from './read-model/read-side.js';
-import { requestChildLoggerFactory, requestLogController } from './request-logging.js';
+import { requestLogController } from './request-logging.js';
 import { registerBulkFlowRoute } from './routes/bulk-flow-route.js';
 import { registerDevicesRoute } from './routes/devices-route.js';
 import { registerEnergyFlowRoute } from './routes/energy-flow-route.js';
@@ -61,16 +61,11 @@ export function buildApi(deps: ApiDeps): FastifyInstance {
     frameworkErrors: createFrameworkErrorHandler(refused),
     // HEAD answers wherever GET does, with its headers and no body (RFC 9110 §9.3.2).
     exposeHeadRoutes: true,
-    // Routes matched by generated code instead of a tree walk (find-my-way's compiler mode):
-    // the same matches, at about half the lookup's cost per request.
-    routerOptions: { compile: true },
     // A request arriving on a kept-alive connection after SIGTERM is answered (Fastify adds
     // `Connection: close`) instead of getting Fastify's own 503, outside the API's envelope.
     return503OnClosing: false,
     // Fastify's request lines built only when they are written (request-logging.ts).
     logController: requestLogController(deps.logger),
-    // The request's child logger made only when it is written to (request-logging.ts).
-    childLoggerFactory: requestChildLoggerFactory(deps.logger),
   });
   // First: the request spans must see every route declared below.
   deps.tracer?.register(app);

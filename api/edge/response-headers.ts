@@ -1,19 +1,8 @@
-import type { FastifyReply } from 'fastify';
-
-// Headers every API answer carries (success and error alike). The key travels in a header, so
-// no shared cache may store an answer (`private`), and a client revalidates before reuse
-// (`no-cache`, as conditional reads expect). `nosniff`: a JSON body is never run as script or
-// styles, whatever a browser guesses.
-const CACHE_CONTROL = 'private, no-cache';
-const NOSNIFF = 'nosniff';
-
-/** For writers below Fastify (the edge's refusals, the ops listener). */
+// Headers every API answer carries (success and error alike), as one frozen object so a reply
+// costs one assignment. The key travels in a header, so no shared cache may store an answer
+// (`private`), and a client revalidates before reuse (`no-cache`, as conditional reads expect).
+// `nosniff`: a JSON body is never run as script or styles, whatever a browser guesses.
 export const API_HEADERS = Object.freeze({
-  'cache-control': CACHE_CONTROL,
-  'x-content-type-options': NOSNIFF,
+  'cache-control': 'private, no-cache',
+  'x-content-type-options': 'nosniff',
 });
-
-/** API_HEADERS on a reply, named one by one: Fastify's `headers()` lists an object's keys per call. */
-export function withApiHeaders(reply: FastifyReply): FastifyReply {
-  return reply.header('cache-control', CACHE_CONTROL).header('x-content-type-options', NOSNIFF);
-}

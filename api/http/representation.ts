@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { withApiHeaders } from '../edge/response-headers.js';
+import { API_HEADERS } from '../edge/response-headers.js';
 import { chooseCoding, codedTag, compress, MIN_COMPRESS_BYTES } from './compression.js';
 import { matchingTag, notModifiedSince } from './conditional.js';
 import { etagOf } from './etag.js';
@@ -90,7 +90,7 @@ function codedTags(identityTag: string): string[] {
 
 /** Sends the 200 or the 304 (no body, no representation metadata but the validators). */
 export function sendNegotiated(reply: FastifyReply, n: Negotiated): FastifyReply {
-  withApiHeaders(reply).header('etag', n.tag).header('vary', 'Accept-Encoding');
+  reply.headers(API_HEADERS).header('etag', n.tag).header('vary', 'Accept-Encoding');
   if (n.notModified) return reply.code(304).send();
   if (n.lastModified !== null) reply.header('last-modified', n.lastModified);
   if (n.coding !== null) reply.header('content-encoding', n.coding);

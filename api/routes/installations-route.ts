@@ -2,7 +2,7 @@ import { pipeline, Readable } from 'node:stream';
 import { createBrotliCompress, createGzip } from 'node:zlib';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { authenticatedKeyHash } from '../auth/authenticate.js';
-import { withApiHeaders } from '../edge/response-headers.js';
+import { API_HEADERS } from '../edge/response-headers.js';
 import { sendError } from '../errors/error-catalog.js';
 import { chooseCoding } from '../http/compression.js';
 import { JSON_TYPE, representationOf } from '../http/representation.js';
@@ -72,7 +72,7 @@ async function streamAll(
     }
     yield installationsStream.close;
   }
-  withApiHeaders(reply).header('vary', 'Accept-Encoding').type(JSON_TYPE);
+  reply.headers(API_HEADERS).header('vary', 'Accept-Encoding').type(JSON_TYPE);
   const coding = chooseCoding(request.headers['accept-encoding']);
   // A failure after the headers cannot become an error envelope: Fastify destroys the response
   // (pipeline carries a failed read to the coder), so the client sees an incomplete body, never

@@ -1,13 +1,12 @@
 import { Writable } from 'node:stream';
 import Fastify from 'fastify';
 import { describe, expect, it } from 'vitest';
-import { requestChildLoggerFactory, requestLogController } from '../../api/request-logging.js';
+import { requestLogController } from '../../api/request-logging.js';
 import { createLogger } from '../../src/logger.js';
 
 // Fastify's per-request logging through api/request-logging.ts: at info its request lines are
-// written with the request's reqId; at warn they are not built, nor is the request's child
-// logger until something is logged, and warnings and errors (the handler's, Fastify's own) are
-// still written with the reqId.
+// written with the request's reqId; at warn they are not built, and warnings and errors (the
+// handler's, Fastify's own) are still written.
 function appAt(level: string) {
   const lines: Array<Record<string, unknown>> = [];
   const sink = new Writable({
@@ -17,17 +16,9 @@ function appAt(level: string) {
     },
   });
   const logger = createLogger({ level, name: 'api' }, sink);
-  // Children pino makes of the app's logger (Fastify's per request among them).
-  const made = { children: 0 };
-  const child = logger.child;
-  logger.child = function (this: typeof logger, ...args: Parameters<typeof child>) {
-    made.children++;
-    return child.apply(this, args);
-  } as typeof logger.child;
   const app = Fastify({
     loggerInstance: logger,
     logController: requestLogController(logger),
-    childLoggerFactory: requestChildLoggerFactory(logger),
   });
   app.get('/ok', async () => 'ok');
   app.get('/fails', async (request) => {
@@ -38,11 +29,7 @@ function appAt(level: string) {
     request.log.child({ part: 'x' }).warn('from a child');
     return 'ok';
   });
-  app.get('/info-route', { logLevel: 'info' }, async (request) => {
-    request.log.info('at the route level');
-    return 'ok';
-  });
-  return { app, lines, made };
+  return { app, lines };
 }
 
 describe('request logging', () => {
@@ -73,34 +60,6 @@ describe('request logging', () => {
     const fromChild = lines.find((l) => l.msg === 'from a child');
     expect(fromChild).toMatchObject({ level: 40, part: 'x' });
     expect(typeof fromChild?.reqId).toBe('string');
-  });
-
-  it('at warn, makes no child logger for a request that logs nothing', async () => {
-    const { app, lines, made } = appAt('warn');
-    await app.ready();
-    const before = made.children;
-    await app.inject({ url: '/ok' });
-    await app.inject({ url: '/ok' });
-    expect(made.children).toBe(before);
-    expect(lines).toEqual([]);
-    await app.inject({ url: '/fails' });
-    expect(made.children).toBe(before + 1);
-  });
-
-  it('at info, makes the child for every request', async () => {
-    const { app, made } = appAt('info');
-    await app.ready();
-    const before = made.children;
-    await app.inject({ url: '/ok' });
-    expect(made.children).toBe(before + 1);
-  });
-
-  it('a route with its own level logs at it, with the reqId', async () => {
-    const { app, lines } = appAt('warn');
-    await app.inject({ url: '/info-route' });
-    const line = lines.find((l) => l.msg === 'at the route level');
-    expect(line).toMatchObject({ level: 30 });
-    expect(typeof line?.reqId).toBe('string');
   });
 
   it('reports the level of the logger it stands for', async () => {
