@@ -26,7 +26,10 @@ import {
 // announcement carries: that of the sampled span that wrote the change (change-feed.ts).
 
 export interface ChangeSubscriber {
-  /** Subscribes (or shares the subscription); true once Redis confirmed it, false if it could not. */
+  /**
+   * Subscribes (or shares the subscription); true once Redis confirmed it, false if it could not.
+   * While the connection is being made it waits for it (at most CONNECT_WAIT_MS).
+   */
   hold(installationId: number): Promise<boolean>;
   release(installationId: number): void;
   /** Held and confirmed on the current connection, now. */
@@ -50,6 +53,9 @@ export interface ChangeSubscriber {
 
 // A subscription Redis refused or did not confirm in time is tried again this much later.
 const RETRY_MS = 1_000;
+// A hold made while the connection is still being made (the process's first moments, a
+// reconnection) waits this long for it, so a stream opened then misses no announcement.
+const CONNECT_WAIT_MS = 2_000;
 
 interface Held {
   count: number;
@@ -75,6 +81,9 @@ export function createChangeSubscriber(deps: {
   const versions = new Map<number, number>();
   let announcements = 0;
   let resets = 0;
+  /** Resolves true when the connection is next ready, false after CONNECT_WAIT_MS. */
+  let connecting: Promise<boolean> | null = null;
+  let settleConnecting: ((ready: boolean) => void) | null = null;
   const listeners = {
     change: [] as Array<(id: number, traceparent?: string) => void>,
     reset: [] as Array<() => void>,
@@ -125,6 +134,7 @@ export function createChangeSubscriber(deps: {
       });
     c.on('ready', () => {
       connected = true;
+      settleConnecting?.(true);
       resubscribe();
     });
     conn = c;
@@ -149,17 +159,35 @@ export function createChangeSubscriber(deps: {
     retry.unref();
   }
 
+  function whenConnected(): Promise<boolean> {
+    if (connected) return Promise.resolve(true);
+    connecting ??= new Promise<boolean>((resolve) => {
+      const timer = setTimeout(() => settleConnecting?.(false), CONNECT_WAIT_MS);
+      timer.unref();
+      settleConnecting = (ready) => {
+        clearTimeout(timer);
+        connecting = null;
+        settleConnecting = null;
+        resolve(ready);
+      };
+    });
+    return connecting;
+  }
+
   function confirm(id: number): Promise<boolean> {
     const h = held.get(id);
     if (!h) return Promise.resolve(false);
     if (h.confirmed) return h.confirmed;
     const c = connection();
-    const attempt = connected
-      ? c.ssubscribe(changeChannel(keys, id)).then(
-          () => true,
-          () => false,
-        )
-      : Promise.resolve(false);
+    const channel = changeChannel(keys, id);
+    const attempt = whenConnected().then((ready) =>
+      ready
+        ? c.ssubscribe(channel).then(
+            () => true,
+            () => false,
+          )
+        : false,
+    );
     h.confirmed = attempt;
     void attempt.then((ok) => {
       if (h.confirmed !== attempt) return;
@@ -219,6 +247,7 @@ export function createChangeSubscriber(deps: {
     async close() {
       closed = true;
       if (retry) clearTimeout(retry);
+      settleConnecting?.(false);
       held.clear();
       if (conn) await conn.quit().catch(() => conn?.disconnect());
     },

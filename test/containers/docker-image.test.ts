@@ -1,5 +1,4 @@
 import { spawnSync } from 'node:child_process';
-import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import type { StartedTestContainer } from 'testcontainers';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -14,6 +13,7 @@ import {
 } from '../e2e/support/events.js';
 import { TEST_LABEL } from '../setup/container-engine.js';
 import { compose } from '../support/compose.js';
+import { freePort } from '../support/free-port.js';
 import {
   dropPrefix,
   isolatedEnv,
@@ -52,15 +52,6 @@ function buildImage(): string {
     throw new Error(`building the Dockerfile failed: ${cmd} ${args.join(' ')}`);
   return image;
 }
-
-const freePort = (): Promise<number> =>
-  new Promise((resolve, reject) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-    server.on('error', reject);
-  });
 
 describe('the Docker image runs the compose services', () => {
   const id = uniqueId('image');

@@ -1,4 +1,3 @@
-import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   createReadApiClient,
@@ -8,6 +7,7 @@ import {
 import { writeEpoch } from '../../src/read-model/epoch.js';
 import { startApiService, stopServices } from '../e2e/support/services.js';
 import type { ServiceProcess } from '../faults/processes.js';
+import { freePort } from '../support/free-port.js';
 import { dropPrefix, isolatedEnv, testRedis, uniqueId, waitFor } from '../support/stack.js';
 import { testApi } from '../support-api/api-harness.js';
 import { device, installation, newApiKey } from '../support-api/fixtures.js';
@@ -17,14 +17,6 @@ import { recordingFetch } from './support/client-recorder.js';
 // The official client's push iterator against the real API: it survives API process restarts
 // (resuming with Last-Event-ID, never yielding an event twice) and ends with a RevokedError when
 // the key loses the installation, whether the server says so on the stream or at a reconnect.
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 
 /** The iterator's next event, or a failure after `ms`. */
 const nextEvent = (it: AsyncIterator<EnergyFlowEvent>, ms = 20_000) =>

@@ -202,21 +202,17 @@ describe('traced writes, stream pushes and exemplars', () => {
     await battery(id, 52, write.traceparent);
     const tracedEvent = await stream.next(5_000);
     expect(tracedEvent.data).toContain('"batterySoe":52');
-    // The push's span, on a single Redis. On Redis Cluster the link is not reliable yet (issue
-    // 42, open: a push after a traced write there sometimes makes no span linked to it).
-    if (redisClusterNodes() === '') {
-      const [push, ...more] = await waitFor('the push span', async () =>
-        pushes().length > 0 ? pushes() : undefined,
-      );
+    const [push, ...more] = await waitFor('the push span', async () =>
+      pushes().length > 0 ? pushes() : undefined,
+    );
 
-      // The untraced write's push made no span; the traced one's is linked to the write.
-      expect(more).toEqual([]);
-      expect(push?.links.map((l) => [l.context.traceId, l.context.spanId])).toEqual([
-        [write.traceId, write.spanId],
-      ]);
-      expect(push?.parentSpanContext).toBeUndefined();
-      expect(push?.attributes).toMatchObject({ 'installation.id': id, 'stream.outcome': 'sent' });
-    }
+    // The untraced write's push made no span; the traced one's is linked to the write.
+    expect(more).toEqual([]);
+    expect(push?.links.map((l) => [l.context.traceId, l.context.spanId])).toEqual([
+      [write.traceId, write.spanId],
+    ]);
+    expect(push?.parentSpanContext).toBeUndefined();
+    expect(push?.attributes).toMatchObject({ 'installation.id': id, 'stream.outcome': 'sent' });
     const text = allAttributeText(tracing.spans());
     expect(text).not.toContain(key);
     expect(text).not.toContain(hashApiKey(key));

@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FLOW_STREAM_URL } from '../../api/routes/flow-stream-route.js';
 import type { Producer } from '../../consumers/kafka/client.js';
@@ -16,6 +15,7 @@ import {
 } from '../e2e/support/events.js';
 import { startApiService, startConsumerService, stopServices } from '../e2e/support/services.js';
 import type { ServiceProcess } from '../faults/processes.js';
+import { freePort } from '../support/free-port.js';
 import {
   type OtlpReceiver,
   type ReceivedSpan,
@@ -24,7 +24,6 @@ import {
 import {
   dropPrefix,
   isolatedEnv,
-  redisClusterNodes,
   testKafkaClient,
   testRedis,
   uniqueId,
@@ -45,14 +44,6 @@ const CONSUMER = 5;
 const SERVER = 2;
 
 const hex = (bytes: number) => randomBytes(bytes).toString('hex');
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-
 const isRedis = (s: ReceivedSpan) =>
   s.kind === CLIENT &&
   (s.attributes['db.system'] === 'redis' || s.attributes['db.system.name'] === 'redis');
@@ -250,29 +241,24 @@ describe('tracing over OTLP', () => {
       inTrace.filter((s) => isRedis(s) && phaseIds.has(s.parentSpanId)).length,
     ).toBeGreaterThan(0);
 
-    // The stream's push of that write, on a single Redis. On Redis Cluster the link is not
-    // reliable yet (issue 42, open: three runs in four there found no push linked to the write);
-    // the stream's event itself is checked above on both.
-    if (redisClusterNodes() === '') {
-      // The stream's push of that write: a trace of its own, linked to the write, the re-read's
-      // Redis commands beneath it (the announcement emptied the near-cache's entry).
-      const pushes = spans.filter(
-        (s) =>
-          s.service === 'read-model-api' &&
-          s.name === 'stream push' &&
-          s.links.some((l) => l.traceId === write.traceId && l.spanId === write.spanId),
-      );
-      expect(pushes, 'a stream push linked to the write').toHaveLength(1);
-      const [push] = pushes as [ReceivedSpan];
-      expect(push.parentSpanId).toBe('');
-      expect(push.traceId).not.toBe(write.traceId);
-      expect(push.attributes).toMatchObject({
-        'installation.id': installationId,
-        'stream.outcome': 'sent',
-      });
-      expect(push.startMs).toBeGreaterThanOrEqual(write.startMs);
-      expect(spans.some((s) => isRedis(s) && s.parentSpanId === push.spanId)).toBe(true);
-    }
+    // The stream's push of that write: a trace of its own, linked to the write, the re-read's
+    // Redis commands beneath it (the announcement emptied the near-cache's entry).
+    const pushes = spans.filter(
+      (s) =>
+        s.service === 'read-model-api' &&
+        s.name === 'stream push' &&
+        s.links.some((l) => l.traceId === write.traceId && l.spanId === write.spanId),
+    );
+    expect(pushes, 'a stream push linked to the write').toHaveLength(1);
+    const [push] = pushes as [ReceivedSpan];
+    expect(push.parentSpanId).toBe('');
+    expect(push.traceId).not.toBe(write.traceId);
+    expect(push.attributes).toMatchObject({
+      'installation.id': installationId,
+      'stream.outcome': 'sent',
+    });
+    expect(push.startMs).toBeGreaterThanOrEqual(write.startMs);
+    expect(spans.some((s) => isRedis(s) && s.parentSpanId === push.spanId)).toBe(true);
 
     // The next read of that installation's flow: its route, status, cache outcome and id.
     const route = `${basePath}/getInstallationCurrentEnergyFlow`;

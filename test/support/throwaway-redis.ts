@@ -1,9 +1,9 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
+import { freePort } from './free-port.js';
 import { waitFor } from './stack.js';
 
 // A redis-server of one test file's own, for faults that would reach every other test on the
@@ -16,14 +16,6 @@ export interface ThrowawayRedis {
   start(): Promise<void>;
   /** SIGKILL: what a crash does. */
   stop(): Promise<void>;
-}
-
-async function freePort(): Promise<number> {
-  const srv = createServer();
-  await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
-  const { port } = srv.address() as { port: number };
-  await new Promise((resolve) => srv.close(resolve));
-  return port;
 }
 
 export async function throwawayRedis(): Promise<ThrowawayRedis> {
