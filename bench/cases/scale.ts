@@ -76,7 +76,7 @@ export async function scaleCases(ctx: BenchContext): Promise<void> {
       ctx,
       'closed',
       { origin: d[side].origin, endpoint: ENDPOINT, pairsFile: d.pairsFile, durationS, pattern },
-      { api: d[side].child.pid },
+      { api: d[side].child.pid, main: `main:${d[side].child.pid}` },
     );
   // Warm-up: JIT and script caches, on both sides.
   for (const d of datasets) for (const side of SIDES) await run(d, side, 'uniform', 2);
@@ -85,7 +85,9 @@ export async function scaleCases(ctx: BenchContext): Promise<void> {
   for (let i = 0; i < ctx.opts.alternations; i++) {
     for (const pattern of PATTERNS) {
       for (const d of datasets) {
-        for (const side of SIDES) {
+        // Each side takes each place in turn: a place (after which server, Redis and the
+        // caches in what state) must not favour one side across the alternations.
+        for (const side of rotated(SIDES, i)) {
           const before = side === 'on' ? await nearCacheCounts(d.on.origin) : null;
           const m = await run(d, side, pattern, ctx.opts.caseSeconds);
           if (m.result.non2xx > 0)
@@ -97,6 +99,7 @@ export async function scaleCases(ctx: BenchContext): Promise<void> {
           cell[side].rps.push(m.result.rps);
           cell[side].p99.push(m.result.p99);
           cell[side].cpuUs.push(((m.cpu.api ?? 0) / m.result.rps) * 1e6);
+          cell[side].mainUs.push(((m.cpu.main ?? 0) / m.result.rps) * 1e6);
           if (before !== null) {
             const after = await nearCacheCounts(d.on.origin);
             const lookups = after.hit + after.miss - before.hit - before.miss;
@@ -137,7 +140,7 @@ export async function scaleCases(ctx: BenchContext): Promise<void> {
           baseline: off,
           ratio: on.median / off.median,
           target: '>= 0.95x',
-          note: `p99 ${spread(cell.on.p99).median.toFixed(2)} / ${spread(cell.off.p99).median.toFixed(2)} ms; API CPU per request ${us(cell.on)} / ${us(cell.off)} µs; near-cache hits ${(100 * spread(cell.on.hitRatio).median).toFixed(1)} % of lookups, ${spread(cell.on.warmsPerS).median.toFixed(0)} warms/s (medians)`,
+          note: `p99 ${spread(cell.on.p99).median.toFixed(2)} / ${spread(cell.off.p99).median.toFixed(2)} ms; API CPU per request ${us(cell.on)} / ${us(cell.off)} µs (main thread ${mainUs(cell.on)} / ${mainUs(cell.off)}); near-cache hits ${(100 * spread(cell.on.hitRatio).median).toFixed(1)} % of lookups, ${spread(cell.on.warmsPerS).median.toFixed(0)} warms/s (medians)`,
         },
         {
           section: 'scale',
@@ -146,7 +149,7 @@ export async function scaleCases(ctx: BenchContext): Promise<void> {
           candidate: r,
           baseline: oneReadReference,
           ratio: r.median / oneReadReference.median,
-          note: `defaults / one-read ${(on.median / r.median).toFixed(2)}x, near-cache off / one-read ${(off.median / r.median).toFixed(2)}x; p99 ${spread(cell.r.p99).median.toFixed(2)} ms; CPU per request ${us(cell.r)} µs`,
+          note: `defaults / one-read ${(on.median / r.median).toFixed(2)}x, near-cache off / one-read ${(off.median / r.median).toFixed(2)}x; p99 ${spread(cell.r.p99).median.toFixed(2)} ms; CPU per request ${us(cell.r)} µs (main thread ${mainUs(cell.r)})`,
         },
       ];
       for (const row of rows) {
@@ -159,18 +162,23 @@ export async function scaleCases(ctx: BenchContext): Promise<void> {
   for (const d of datasets) await dropPrefix(ctx.redis, d.prefix);
 }
 
+const rotated = <T>(list: readonly T[], by: number): T[] =>
+  list.map((_, i) => list[(i + by) % list.length] as T);
+
 interface Runs {
   readonly rps: number[];
   readonly p99: number[];
-  /** The server's CPU per request, µs. */
+  /** The server's CPU per request, µs: all its threads, and its main thread alone. */
   readonly cpuUs: number[];
+  readonly mainUs: number[];
   /** The near-cache's, during each run (defaults only). */
   readonly hitRatio: number[];
   readonly warmsPerS: number[];
 }
 
-const runs = (): Runs => ({ rps: [], p99: [], cpuUs: [], hitRatio: [], warmsPerS: [] });
+const runs = (): Runs => ({ rps: [], p99: [], cpuUs: [], mainUs: [], hitRatio: [], warmsPerS: [] });
 const us = (r: Runs) => spread(r.cpuUs).median.toFixed(0);
+const mainUs = (r: Runs) => spread(r.mainUs).median.toFixed(0);
 
 /** The API's near-cache counters (api/ops/near-cache-metrics.ts), from its /metrics. */
 async function nearCacheCounts(
