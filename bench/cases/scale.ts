@@ -10,6 +10,7 @@ import {
 import { printRow, type Row } from '../lib/report.js';
 import { dropPrefix, usedMemory, waitForQuietRedis } from '../lib/stack.js';
 import { spread } from '../lib/stats.js';
+import { pinTarget } from '../lib/wrk.js';
 import type { Endpoint, Pattern } from '../load/load-spec.js';
 import { writeReadModel } from '../workload/direct-write.js';
 import { createWorkload } from '../workload/plan.js';
@@ -68,6 +69,9 @@ export async function scaleCases(ctx: BenchContext): Promise<void> {
       API_NEAR_CACHE_ENTRIES: '0',
     });
     const r = await startOneReadServer(ctx, `one-read-s${target}`, prefix, w.apps);
+    // Each server on a core of its own, the generator on the other: where the scheduler put
+    // them moved one side's runs by ±30 % (the same cell 0.66-1.12x between runs).
+    for (const server of [on, off, r]) pinTarget(server.child.pid);
     datasets.push({ devices: w.deviceCount, prefix, on, off, r, pairsFile });
   }
   await waitForQuietRedis(ctx.redis);
@@ -77,6 +81,7 @@ export async function scaleCases(ctx: BenchContext): Promise<void> {
       'closed',
       { origin: d[side].origin, endpoint: ENDPOINT, pairsFile: d.pairsFile, durationS, pattern },
       { api: d[side].child.pid, main: `main:${d[side].child.pid}` },
+      { pinGenerator: true },
     );
   // Warm-up: JIT and script caches, on both sides.
   for (const d of datasets) for (const side of SIDES) await run(d, side, 'uniform', 2);

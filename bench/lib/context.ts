@@ -9,6 +9,7 @@ import type { BenchOptions } from './options.js';
 import { type Child, freePort, httpOk, startChild, waitUntil } from './processes.js';
 import type { Row } from './report.js';
 import { type BenchKafka, KAFKA_BROKERS, REDIS_URL } from './stack.js';
+import { pinGenerator } from './wrk.js';
 
 // What every case needs: options, clients, a scratch directory, the processes it starts (stopped
 // at the end whatever happens) and the rows it records.
@@ -197,6 +198,8 @@ export async function runLoad(
   kind: 'closed' | 'open',
   spec: Omit<LoadSpec, 'basePath' | 'connections'> & { connections?: number },
   pids: Pids,
+  /** The generator on its own CPU (bench/lib/wrk.ts): for targets pinned with pinTarget. */
+  opts: { pinGenerator?: boolean } = {},
 ): Promise<MeasuredLoad> {
   const id = `${Date.now()}-${Math.random().toString(36).slice(2, 8)}`;
   const specFile = join(ctx.dir, `load-${id}.json`);
@@ -214,6 +217,7 @@ export async function runLoad(
       logDir: ctx.dir,
     }),
   );
+  if (opts.pinGenerator && generator.process.pid !== undefined) pinGenerator(generator.process.pid);
   const meter = cpuMeter({ ...pids, redis: ctx.redisPid });
   const code = await new Promise<number | null>((resolve) =>
     generator.process.once('exit', (c) => resolve(c)),

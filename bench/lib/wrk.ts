@@ -28,6 +28,11 @@ export function pinTarget(pid: number): void {
   execFileSync('taskset', ['-a', '-cp', TARGET_CPU, String(pid)], { stdio: 'ignore' });
 }
 
+/** Keeps every thread of `pid` (a load generator of our own) on the generator's CPU. */
+export function pinGenerator(pid: number): void {
+  execFileSync('taskset', ['-a', '-cp', GENERATOR_CPU, String(pid)], { stdio: 'ignore' });
+}
+
 const luaString = (s: string) => JSON.stringify(s); // a JSON string is a valid Lua string here
 
 /**
