@@ -76,7 +76,8 @@ describe('tracing over OTLP', () => {
   const rejectedSpan = { traceId: hex(16), spanId: hex(8) };
   let receiver: OtlpReceiver;
   let producer: Producer;
-  let services: ServiceProcess[] = [];
+  // Every process a test started, pushed as it starts: afterAll stops those a failure left.
+  const services: ServiceProcess[] = [];
   let stream: SseStream | undefined;
   const basePath = '/application/v1';
   const produce = (topic: string, k: Keyed, headers?: Record<string, string>) =>
@@ -112,15 +113,18 @@ describe('tracing over OTLP', () => {
 
   it('follows one event from its producer through consume and write to the next read', async () => {
     const apiPort = await freePort();
-    const consumer = await startConsumerService('tracing-consumers', {
-      ...env,
-      ...otel({ OTEL_TRACES_SAMPLER: 'always_on' }),
-    });
-    const api = await startApiService('tracing-api', apiPort, {
-      ...env,
-      ...otel({ OTEL_TRACES_SAMPLER: 'always_on' }),
-    });
-    services = [consumer, api];
+    services.push(
+      await startConsumerService('tracing-consumers', {
+        ...env,
+        ...otel({ OTEL_TRACES_SAMPLER: 'always_on' }),
+      }),
+    );
+    services.push(
+      await startApiService('tracing-api', apiPort, {
+        ...env,
+        ...otel({ OTEL_TRACES_SAMPLER: 'always_on' }),
+      }),
+    );
     await produce(topics.installations, installationUpserted(installation(installationId), null));
     for (const k of [
       applicationUpserted(61, { type: 'user', id: 9 }),
@@ -304,15 +308,16 @@ describe('tracing over OTLP', () => {
     const apiPort = await freePort();
     const service = `read-model-api-${id}`;
     // Parent-based, ratio 0: only requests whose caller sampled their trace are traced.
-    const api = await startApiService('tracing-api-sampled', apiPort, {
-      ...env,
-      ...otel({
-        OTEL_SERVICE_NAME: service,
-        OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
-        OTEL_TRACES_SAMPLER_ARG: '0',
+    services.push(
+      await startApiService('tracing-api-sampled', apiPort, {
+        ...env,
+        ...otel({
+          OTEL_SERVICE_NAME: service,
+          OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+          OTEL_TRACES_SAMPLER_ARG: '0',
+        }),
       }),
-    });
-    services = [api];
+    );
     const sampled = { traceId: hex(16), spanId: hex(8) };
     const dropped = { traceId: hex(16), spanId: hex(8) };
     const path = `/getInstallationCurrentEnergyFlow?installationId=${installationId}`;
