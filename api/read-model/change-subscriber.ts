@@ -179,15 +179,16 @@ export function createChangeSubscriber(deps: {
     if (!h) return Promise.resolve(false);
     if (h.confirmed) return h.confirmed;
     const c = connection();
-    const channel = changeChannel(keys, id);
-    const attempt = whenConnected().then((ready) =>
-      ready
-        ? c.ssubscribe(channel).then(
-            () => true,
-            () => false,
-          )
-        : false,
-    );
+    const subscribe = () =>
+      c.ssubscribe(changeChannel(keys, id)).then(
+        () => true,
+        () => false,
+      );
+    // Connected, sent at once: a release in the same turn then follows it on the connection.
+    // Else once connected, unless it was released meanwhile (nothing would unsubscribe it).
+    const attempt = connected
+      ? subscribe()
+      : whenConnected().then((ready) => ready && held.get(id) === h && subscribe());
     h.confirmed = attempt;
     void attempt.then((ok) => {
       if (h.confirmed !== attempt) return;
