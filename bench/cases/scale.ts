@@ -69,8 +69,8 @@ export async function scaleCases(ctx: BenchContext): Promise<void> {
       API_NEAR_CACHE_ENTRIES: '0',
     });
     const r = await startOneReadServer(ctx, `one-read-s${target}`, prefix, w.apps);
-    // Each server on a core of its own, the generator on the other: where the scheduler put
-    // them moved one side's runs by ±30 % (the same cell 0.66-1.12x between runs).
+    // The servers on CPU 1 (one serves at a time), the generator on CPU 0, as the wrk cases:
+    // every side then runs where the others did, wherever the scheduler would have put them.
     for (const server of [on, off, r]) pinTarget(server.child.pid);
     datasets.push({ devices: w.deviceCount, prefix, on, off, r, pairsFile });
   }
