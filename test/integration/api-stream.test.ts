@@ -1,8 +1,8 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { etagOf } from '../../api/http/etag.js';
 import { changeChannel } from '../../src/read-model/keys.js';
-import { isCluster } from '../../src/read-model/redis-connection.js';
 import { killSubscribers } from '../support/redis-monitor.js';
+import { shardSubscribers } from '../support/shard-subscribers.js';
 import { redisUrl, testRedis, waitFor } from '../support/stack.js';
 import { testApi } from '../support-api/api-harness.js';
 import { device, installation, newApiKey } from '../support-api/fixtures.js';
@@ -206,17 +206,7 @@ describe('API energy-flow stream', () => {
     const redis = testRedis();
     try {
       await redis.ping();
-      // Asked of every master on a cluster: only the channel's shard counts its subscribers.
-      let count = 0;
-      for (const node of isCluster(redis) ? redis.nodes('master') : [redis]) {
-        const [, n] = (await node.call(
-          'PUBSUB',
-          'SHARDNUMSUB',
-          changeChannel(api.seed.keys, id),
-        )) as [string, number];
-        count += n;
-      }
-      expect(count).toBe(1);
+      expect(await shardSubscribers(redis, changeChannel(api.seed.keys, id))).toBe(1);
     } finally {
       redis.disconnect();
     }

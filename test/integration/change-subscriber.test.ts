@@ -2,8 +2,9 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createChangeSubscriber } from '../../api/read-model/change-subscriber.js';
 import { changeMessage } from '../../src/read-model/change-feed.js';
 import { changeChannel, createKeys } from '../../src/read-model/keys.js';
-import { connectRedis, isCluster } from '../../src/read-model/redis-connection.js';
+import { connectRedis } from '../../src/read-model/redis-connection.js';
 import { freePort } from '../support/free-port.js';
+import { shardSubscribers } from '../support/shard-subscribers.js';
 import { testRedis, uniqueId, waitFor } from '../support/stack.js';
 
 // The API's change subscriber (api/read-model/change-subscriber.ts) against the real Redis (or
@@ -15,15 +16,6 @@ describe('change subscriber', () => {
   const keys = createKeys(`${uniqueId('change-sub')}:`);
   const redis = testRedis();
   afterAll(() => redis.disconnect());
-  /** Connections subscribed to a sharded channel, over every master of a cluster. */
-  const subscribers = async (channel: string): Promise<number> => {
-    let n = 0;
-    for (const node of isCluster(redis) ? redis.nodes('master') : [redis]) {
-      const [, count] = (await node.call('PUBSUB', 'SHARDNUMSUB', channel)) as [string, number];
-      n += Number(count);
-    }
-    return n;
-  };
 
   it('subscribes a hold made while its connection is being made, and delivers what follows', async () => {
     const subscriber = createChangeSubscriber({ redis, keys, traceContext: true });
@@ -50,8 +42,8 @@ describe('change subscriber', () => {
       // Another hold resolving means the connection is made and the first hold settled.
       expect(await subscriber.hold(10)).toBe(true);
       expect(await released).toBe(false);
-      expect(await subscribers(changeChannel(keys, 9))).toBe(0);
-      expect(await subscribers(changeChannel(keys, 10))).toBe(1);
+      expect(await shardSubscribers(redis, changeChannel(keys, 9))).toBe(0);
+      expect(await shardSubscribers(redis, changeChannel(keys, 10))).toBe(1);
     } finally {
       await subscriber.close();
     }
