@@ -15,6 +15,7 @@ import { flowScriptKeys } from './api-scripts.js';
 import type { ChangeSubscriber } from './change-subscriber.js';
 import { createFrequencySketch } from './frequency-sketch.js';
 import type { KeyAccess, KeyGrant } from './key-access.js';
+import { packed } from './packed.js';
 import { slotRouter } from './slot-router.js';
 import type { ViewCache } from './view-cache.js';
 import { createWarmBudget } from './warm-budget.js';
@@ -116,7 +117,7 @@ interface Entry {
    */
   readonly readFor: ReadonlySet<number>;
   readonly filledAt: number;
-  /** What the snapshot holds, approximately (its stored bytes and a fixed overhead). */
+  /** What the snapshot holds, approximately (sizeOf). */
   readonly bytes: number;
   /** Served from memory since it was filled (or emptied). */
   used: boolean;
@@ -197,13 +198,20 @@ export function createNearCache(deps: {
     return frequency > sketch.frequency(victim);
   }
 
-  async function fill(app: number, id: number, nowMs: number): Promise<Snapshot | null> {
+  /** The installation's snapshot; `kept`: copied out of the reply's socket chunk (packed.ts). */
+  async function fill(
+    app: number,
+    id: number,
+    nowMs: number,
+    kept: boolean,
+  ): Promise<Snapshot | null> {
     const read = flowScriptKeys(keys, id);
     const reply = await sendTo(read[0], (redis) =>
       redis.apiReadSnapshotBuffer(...read, app, nowMs),
     );
     if (reply === null) return null;
-    const [, data, validUntil, ...devices] = reply as Buffer[];
+    const [, data, validUntil, ...stored] = reply as Buffer[];
+    const devices = kept ? packed(stored) : stored;
     const flowData = String(data);
     const validUntilMs = Number(String(validUntil));
     const memo: Memo = { flow: null, flowPart: null, devices: null };
@@ -229,7 +237,7 @@ export function createNearCache(deps: {
       try {
         if (!(await subscriber.hold(id))) return;
         const stamp = subscriber.stamp(id);
-        const snapshot = await fill(app, id, nowMs);
+        const snapshot = await fill(app, id, nowMs, true);
         if (snapshot !== null && subscriber.unchanged(id, stamp)) {
           keep(id, snapshot);
           budget.kept(id, performance.now());
@@ -321,7 +329,7 @@ export function createNearCache(deps: {
     // Sent while the channel is confirmed: any later write is announced, the read may be kept.
     const covered = deps.entries > 0 && subscriber.confirmed(id);
     const stamp = covered ? subscriber.stamp(id) : 0;
-    const snapshot = await fill(grant.app, id, nowMs);
+    const snapshot = await fill(grant.app, id, nowMs, covered);
     if (snapshot === null) return ABSENT;
     if (covered && subscriber.unchanged(id, stamp)) keep(id, snapshot);
     else if (admits(id) && budget.take(performance.now(), full())) warm(grant.app, id, nowMs);
@@ -416,9 +424,12 @@ export function storedFlowOf(snapshot: Snapshot, nowMs: number): StoredFlow {
   };
 }
 
-/** The bytes a snapshot keeps, roughly: its stored values and a fixed overhead. */
+/**
+ * The bytes a snapshot keeps, roughly: its stored values, the answers built from them (memo: a
+ * body is about as large as the bytes it is built from) and a fixed overhead.
+ */
 function sizeOf(snapshot: Snapshot): number {
-  let size = ENTRY_OVERHEAD_BYTES + snapshot.flowData.length;
-  for (const b of snapshot.devices) size += b.length;
-  return size;
+  let stored = snapshot.flowData.length;
+  for (const b of snapshot.devices) stored += b.length;
+  return ENTRY_OVERHEAD_BYTES + 2 * stored;
 }

@@ -10,6 +10,7 @@ import {
   UNAUTHORIZED,
 } from './api-reader.js';
 import type { KeyAccess } from './key-access.js';
+import { packed } from './packed.js';
 import { slotRouter } from './slot-router.js';
 import { writeBatcher } from './write-batching.js';
 
@@ -63,13 +64,15 @@ export function createViewCache(deps: {
 
   async function fill(id: string, app: number, page: PageRequest): Promise<StoredInstallations> {
     const begun = era;
+    const reply = await readViewPage(sendTo, keys, app, page);
+    // A view never written has no version: nothing to check it by, read every time.
+    const kept = (reply[0]?.length ?? 0) > 0 && begun === era;
     const { version, installations, more } = parseViewPage(
-      await readViewPage(sendTo, keys, app, page),
+      kept ? packed(reply) : reply,
       page.limit,
     );
     const read = { app, installations, more, memo: { body: null } };
-    // A view never written has no version: nothing to check it by, read every time.
-    if (version !== '' && begun === era) {
+    if (kept) {
       lru.delete(id);
       lru.set(id, { version, read });
       if (lru.size > deps.entries) lru.delete(lru.keys().next().value as string);

@@ -1,0 +1,101 @@
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createKeys } from '../../src/read-model/keys.js';
+import { testApi } from '../support-api/api-harness.js';
+import { device, installation, newApiKey } from '../support-api/fixtures.js';
+
+// Issue 38: the near-cache is bounded in bytes, and what it holds is what it stores. A reply's
+// Buffers are views into the socket chunk they arrived in, which other requests' replies share:
+// kept as they came, each entry would hold its whole chunk, several times its own bytes.
+
+setFlagsFromString('--expose-gc');
+const gc = runInNewContext('gc') as () => void;
+
+const ENTRIES = 200;
+const DEVICES = 8;
+// The connection's own buffers (a chunk being decoded, a write queued): not the cache's.
+const SLACK_BYTES = 256 * 1024;
+
+describe('API near-cache memory', () => {
+  const api = testApi({ env: { API_NEAR_CACHE_ENTRIES: String(ENTRIES) } });
+  const key = newApiKey();
+  const hot = Array.from({ length: ENTRIES }, (_, i) => 9_000 + i);
+  // Each read once: never asked for often enough to be kept.
+  const cold = Array.from({ length: 10 * ENTRIES }, (_, i) => 10_000 + i);
+  const get = (route: string, id: number) =>
+    api.app.inject({
+      url: `${api.config.api.basePath}/${route}?installationId=${id}`,
+      headers: { 'api-key': key },
+    });
+  const gauge = async (name: string) => {
+    const text = (await api.app.inject({ url: '/metrics' })).body;
+    return Number(
+      new RegExp(`^${name.replace(/[{}]/g, '\\$&')} (\\d+)`, 'm').exec(text)?.[1] ?? Number.NaN,
+    );
+  };
+  /** Bytes in Buffers, once the collector and its sweeper (which frees them later) are done. */
+  const heldInBuffers = async () => {
+    let last = -1;
+    for (;;) {
+      gc();
+      await new Promise((resolve) => setImmediate(resolve));
+      const now = process.memoryUsage().arrayBuffers;
+      if (now === last) return now;
+      last = now;
+    }
+  };
+
+  beforeAll(async () => {
+    await api.ready();
+    const nowMs = Date.now();
+    const records = [...hot, ...cold].map((id) => installation(id));
+    await Promise.all(records.map((record) => api.seed.installation(record)));
+    await Promise.all(
+      records.map(({ id }) =>
+        api.seed.devices(
+          id,
+          Array.from({ length: DEVICES }, (_, d) => ({
+            category: 'battery' as const,
+            record: device('battery', id * 100 + d, id, nowMs, { soe: 50, powerDc: 10 }),
+          })),
+          nowMs,
+          300,
+        ),
+      ),
+    );
+    await api.seed.liveKey(key, { app: 1, installations: records });
+  }, 60_000);
+  afterAll(() => api.close());
+
+  it('holds the bytes it keeps, however its replies arrived, and counts them', async () => {
+    const before = await heldInBuffers();
+    // Rounds of 36 requests at once, a hot installation's flow between cold ones' devices: each
+    // kept snapshot arrives on the connection among other replies.
+    let next = 0;
+    const read = async (i: number) => {
+      const reads = [get('getInstallationCurrentEnergyFlow', hot[i % hot.length] as number)];
+      for (const id of cold.slice(2 * i, 2 * i + 2)) reads.push(get('getInstallationDevices', id));
+      return (await Promise.all(reads)).map((answer) => answer.statusCode);
+    };
+    while ((await gauge('api_near_cache_entries')) < ENTRIES) {
+      const round = Array.from({ length: 12 }, () => read(next++));
+      expect(new Set((await Promise.all(round)).flat())).toEqual(new Set([200]));
+    }
+    // What it holds is the hot set: every one of them is a hit.
+    const hits = () => gauge('api_near_cache_lookups_total{result="hit"}');
+    const hitsBefore = await hits();
+    for (const id of hot) await get('getInstallationCurrentEnergyFlow', id);
+    expect((await hits()) - hitsBefore).toBe(ENTRIES);
+    const held = (await heldInBuffers()) - before;
+    const keys = createKeys(api.prefix);
+    let stored = 0;
+    for (const id of hot) {
+      const devices = await api.redis.hgetallBuffer(keys.devices(id));
+      for (const [field, value] of Object.entries(devices))
+        stored += Buffer.byteLength(field) + value.length;
+    }
+    expect(held).toBeLessThan(stored + SLACK_BYTES);
+    expect(await gauge('api_near_cache_bytes')).toBeGreaterThanOrEqual(stored);
+  });
+});
