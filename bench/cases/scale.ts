@@ -7,6 +7,7 @@ import {
   startApi,
   startOneReadServer,
 } from '../lib/context.js';
+import { rssMiB } from '../lib/processes.js';
 import { printRow, type Row } from '../lib/report.js';
 import { dropPrefix, usedMemory, waitForQuietRedis } from '../lib/stack.js';
 import { spread } from '../lib/stats.js';
@@ -163,6 +164,22 @@ export async function scaleCases(ctx: BenchContext): Promise<void> {
       }
     }
   }
+  for (const d of datasets) {
+    // What each server holds after the runs: the defaults' near-cache is bounded in bytes.
+    const [on, off, r] = SIDES.map((side) => rssMiB(d[side].child.pid)) as [number, number, number];
+    const cached = await nearCacheHolds(d.on.origin);
+    const row: Row = {
+      section: 'memory (read model written directly)',
+      name: `${d.devices.toLocaleString('en-US')} devices: API resident memory after the runs, defaults against the near-cache off`,
+      unit: 'MiB',
+      candidate: on,
+      baseline: off,
+      ratio: on / off,
+      note: `one-read server ${r.toFixed(0)} MiB; the near-cache counts ${(cached.bytes / 1048576).toFixed(1)} MiB in ${cached.entries} entries`,
+    };
+    ctx.rows.push(row);
+    printRow(row);
+  }
   for (const d of datasets) for (const side of SIDES) await d[side].child.stop();
   for (const d of datasets) await dropPrefix(ctx.redis, d.prefix);
 }
@@ -185,15 +202,27 @@ const runs = (): Runs => ({ rps: [], p99: [], cpuUs: [], mainUs: [], hitRatio: [
 const us = (r: Runs) => spread(r.cpuUs).median.toFixed(0);
 const mainUs = (r: Runs) => spread(r.mainUs).median.toFixed(0);
 
-/** The API's near-cache counters (api/ops/near-cache-metrics.ts), from its /metrics. */
+/** The API's near-cache metrics (api/ops/near-cache-metrics.ts), from its /metrics. */
+async function nearCacheMetrics(origin: string): Promise<(pattern: RegExp) => number> {
+  const text = await (await fetch(`${origin}/metrics`)).text();
+  return (pattern) => Number(pattern.exec(text)?.[1] ?? Number.NaN);
+}
+
 async function nearCacheCounts(
   origin: string,
 ): Promise<{ hit: number; miss: number; warmed: number }> {
-  const text = await (await fetch(`${origin}/metrics`)).text();
-  const count = (pattern: RegExp) => Number(pattern.exec(text)?.[1] ?? Number.NaN);
+  const count = await nearCacheMetrics(origin);
   return {
     hit: count(/^api_near_cache_lookups_total\{result="hit"\} (\d+)/m),
     miss: count(/^api_near_cache_lookups_total\{result="miss"\} (\d+)/m),
     warmed: count(/^api_near_cache_changes_total\{change="warmed"\} (\d+)/m),
+  };
+}
+
+async function nearCacheHolds(origin: string): Promise<{ entries: number; bytes: number }> {
+  const gauge = await nearCacheMetrics(origin);
+  return {
+    entries: gauge(/^api_near_cache_entries (\d+)/m),
+    bytes: gauge(/^api_near_cache_bytes (\d+)/m),
   };
 }
