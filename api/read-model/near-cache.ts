@@ -16,6 +16,7 @@ import type { ChangeSubscriber } from './change-subscriber.js';
 import { createFrequencySketch } from './frequency-sketch.js';
 import type { KeyAccess, KeyGrant } from './key-access.js';
 import { packed } from './packed.js';
+import { createRecency, type Linked } from './recency.js';
 import { slotRouter } from './slot-router.js';
 import type { ViewCache } from './view-cache.js';
 import { createWarmBudget } from './warm-budget.js';
@@ -108,17 +109,18 @@ export interface NearCacheStats {
   readonly bytes: number;
 }
 
-interface Entry {
+interface Entry extends Linked {
+  readonly id: number;
   /** Null once an announcement emptied it: its channel is still held. */
-  readonly snapshot: Snapshot | null;
+  snapshot: Snapshot | null;
   /**
    * The applications it was last read for (kept when emptied): only their keys refill it with
    * one read; any other key's miss takes the path of an installation not cached at all.
    */
-  readonly readFor: ReadonlySet<number>;
-  readonly filledAt: number;
+  readFor: ReadonlySet<number>;
+  filledAt: number;
   /** What the snapshot holds, approximately (sizeOf). */
-  readonly bytes: number;
+  bytes: number;
   /** Served from memory since it was filled (or emptied). */
   used: boolean;
 }
@@ -142,8 +144,8 @@ export function createNearCache(deps: {
 }): NearCache {
   const sendTo = slotRouter(deps.redis);
   const { keys, subscriber } = deps;
-  // Map order is insertion order: re-inserting on a hit makes the first key the least recent.
-  const lru = new Map<number, Entry>();
+  const byId = new Map<number, Entry>();
+  const recency = createRecency<Entry>();
   const sketch = createFrequencySketch(deps.entries);
   let bytes = 0;
   // How many installations may be newly kept a second: as many as repay it (warm-budget.ts).
@@ -155,16 +157,16 @@ export function createNearCache(deps: {
   const counts = { hits: 0, misses: 0, warms: 0, released: 0 };
 
   function drop(id: number): void {
-    const entry = lru.get(id);
+    const entry = byId.get(id);
     if (entry === undefined) return;
     budget.dropped(id);
     bytes -= entry.bytes;
-    lru.delete(id);
+    byId.delete(id);
+    recency.remove(entry);
     subscriber.release(id);
   }
-  // Map.set on a present key keeps its place in the LRU order.
   subscriber.on('change', (id) => {
-    const entry = lru.get(id);
+    const entry = byId.get(id);
     if (entry === undefined) return;
     // Written again before anyone read it from memory: its writes outpace its reads, and holding
     // it costs a message per write and a whole snapshot per refill for no hit. Let it go; the
@@ -173,29 +175,34 @@ export function createNearCache(deps: {
       counts.released++;
       return drop(id);
     }
+    // Emptied in place: it keeps its place in the recency order, and its channel.
     bytes -= entry.bytes;
-    lru.set(id, { snapshot: null, readFor: entry.readFor, filledAt: 0, bytes: 0, used: false });
+    entry.snapshot = null;
+    entry.filledAt = 0;
+    entry.bytes = 0;
+    entry.used = false;
   });
-  subscriber.on('reset', () => {
-    for (const id of lru.keys()) subscriber.release(id);
-    lru.clear();
+  function clear(): void {
+    for (const id of byId.keys()) subscriber.release(id);
+    byId.clear();
+    recency.clear();
     budget.clear();
     bytes = 0;
-  });
+  }
+  subscriber.on('reset', clear);
 
-  const full = () => lru.size >= deps.entries || bytes >= deps.maxBytes;
+  const full = () => byId.size >= deps.entries || bytes >= deps.maxBytes;
 
   /** TinyLFU: a candidate is kept while there is room, else only over the entry it evicts. */
   function admits(id: number): boolean {
-    if (deps.entries === 0 || lru.has(id)) return false;
+    if (deps.entries === 0 || byId.has(id)) return false;
     const frequency = sketch.frequency(id);
     // Keeping costs a subscription and a read of the whole snapshot (several reads' worth):
     // an installation asked for less than thrice lately would not repay it (a sweep, a poll
     // wider than the cache).
     if (frequency < MIN_FREQUENCY) return false;
     if (!full()) return true;
-    const victim = lru.keys().next().value as number;
-    return frequency > sketch.frequency(victim);
+    return frequency > sketch.frequency((recency.oldest as Entry).id);
   }
 
   /** The installation's snapshot; `kept`: copied out of the reply's socket chunk (packed.ts). */
@@ -251,31 +258,44 @@ export function createNearCache(deps: {
   }
 
   function keep(id: number, snapshot: Snapshot): void {
-    const old = lru.get(id);
+    const old = byId.get(id);
     if (old?.snapshot && performance.now() - old.filledAt < deps.maxAgeMs) {
       // Both were read with no announcement since: the other applications' grants still hold.
       for (const app of old.snapshot.grants) snapshot.grants.add(app);
     }
+    const size = sizeOf(snapshot);
+    const filledAt = performance.now();
     if (old) {
       bytes -= old.bytes;
-      lru.delete(id);
-    } else void subscriber.hold(id);
-    const size = sizeOf(snapshot);
-    lru.set(id, {
-      snapshot,
-      readFor: snapshot.grants,
-      filledAt: performance.now(),
-      bytes: size,
-      used: false,
-    });
+      old.snapshot = snapshot;
+      old.readFor = snapshot.grants;
+      old.filledAt = filledAt;
+      old.bytes = size;
+      old.used = false;
+      recency.touch(old);
+    } else {
+      void subscriber.hold(id);
+      const entry: Entry = {
+        id,
+        snapshot,
+        readFor: snapshot.grants,
+        filledAt,
+        bytes: size,
+        used: false,
+        older: null,
+        newer: null,
+      };
+      byId.set(id, entry);
+      recency.add(entry);
+    }
     bytes += size;
-    while (lru.size > deps.entries || (bytes > deps.maxBytes && lru.size > 1))
-      drop(lru.keys().next().value as number);
+    while (byId.size > deps.entries || (bytes > deps.maxBytes && byId.size > 1))
+      drop((recency.oldest as Entry).id);
   }
 
   function hit(app: number, id: number, monotonicMs = performance.now()): Snapshot | undefined {
     sketch.increment(id);
-    const entry = lru.get(id);
+    const entry = byId.get(id);
     if (!entry?.snapshot?.grants.has(app) || monotonicMs - entry.filledAt >= deps.maxAgeMs) {
       counts.misses++;
       return undefined;
@@ -283,29 +303,23 @@ export function createNearCache(deps: {
     counts.hits++;
     budget.hit(id);
     entry.used = true;
-    lru.delete(id);
-    lru.set(id, entry);
+    recency.touch(entry);
     return entry.snapshot;
   }
 
   return {
     get size() {
-      return lru.size;
+      return byId.size;
     },
-    stats: () => ({ ...counts, entries: lru.size, bytes }),
-    clear() {
-      for (const id of lru.keys()) subscriber.release(id);
-      lru.clear();
-      budget.clear();
-      bytes = 0;
-    },
+    stats: () => ({ ...counts, entries: byId.size, bytes }),
+    clear,
     covers(app, id) {
-      return lru.get(id)?.readFor.has(app) === true && subscriber.confirmed(id);
+      return byId.get(id)?.readFor.has(app) === true && subscriber.confirmed(id);
     },
     consider(grant, id, nowMs) {
       // Kept already, but not for this application: read it for this one too (its grant is
       // then merged into the entry's), else the admission decides.
-      const entry = lru.get(id);
+      const entry = byId.get(id);
       const wanted = entry === undefined ? admits(id) : !entry.readFor.has(grant.app);
       if (wanted && budget.take(performance.now(), full())) warm(grant.app, id, nowMs);
     },
