@@ -1,3 +1,5 @@
+import { createRecency, type Linked } from './recency.js';
+
 // How many installations the near-cache may newly keep a second. Keeping one costs a
 // subscription, a read of its whole snapshot and, when the cache is full, another's
 // unsubscription: about PAYBACK_HITS misses. A kept installation has repaid that once it was
@@ -48,8 +50,14 @@ export function createWarmBudget(opts: {
   let rate = START_WARMS_PER_SECOND;
   let tokens = START_WARMS_PER_SECOND;
   let tokensAt = startMs;
-  // Kept installations that have not repaid yet, in the order they were kept.
-  const unpaid = new Map<number, { hits: number; readonly keptAt: number }>();
+  // Kept installations that have not repaid yet, oldest first (recency.ts: taken from the front
+  // on every take, which a Map would reach past a hole per one taken before).
+  const unpaid = new Map<number, Unpaid>();
+  const order = createRecency<Unpaid>();
+  const forget = (kept: Unpaid) => {
+    unpaid.delete(kept.id);
+    order.remove(kept);
+  };
   const cut = () => {
     rate = Math.max(MIN_WARMS_PER_SECOND, rate * UNPAID_CUT);
   };
@@ -61,9 +69,9 @@ export function createWarmBudget(opts: {
     take(monotonicMs, full) {
       // The oldest first: those past their time have not repaid.
       const dueMs = full ? Math.min(opts.maxAgeMs, (1000 * opts.capacity) / rate) : opts.maxAgeMs;
-      for (const [id, kept] of unpaid) {
+      for (let kept = order.oldest; kept !== null; kept = order.oldest) {
         if (monotonicMs - kept.keptAt < dueMs) break;
-        unpaid.delete(id);
+        forget(kept);
         cut();
       }
       tokens = Math.min(rate, tokens + ((monotonicMs - tokensAt) * rate) / 1000);
@@ -73,22 +81,35 @@ export function createWarmBudget(opts: {
       return true;
     },
     kept(id, monotonicMs) {
-      unpaid.delete(id);
-      unpaid.set(id, { hits: 0, keptAt: monotonicMs });
+      const before = unpaid.get(id);
+      if (before !== undefined) forget(before);
+      const kept: Unpaid = { id, hits: 0, keptAt: monotonicMs, older: null, newer: null };
+      unpaid.set(id, kept);
+      order.add(kept);
     },
     hit(id) {
       if (unpaid.size === 0) return;
       const kept = unpaid.get(id);
       if (kept === undefined) return;
       if (++kept.hits < PAYBACK_HITS) return;
-      unpaid.delete(id);
+      forget(kept);
       rate = Math.min(MAX_WARMS_PER_SECOND, rate * REPAID_RAISE);
     },
     dropped(id) {
-      if (unpaid.delete(id)) cut();
+      const kept = unpaid.get(id);
+      if (kept === undefined) return;
+      forget(kept);
+      cut();
     },
     clear() {
       unpaid.clear();
+      order.clear();
     },
   };
+}
+
+interface Unpaid extends Linked {
+  readonly id: number;
+  hits: number;
+  readonly keptAt: number;
 }
