@@ -1,6 +1,10 @@
 import kafkajs from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PartitionNotSentError, partitionedSend } from '../../consumers/kafka/partitioned-send.js';
+import {
+  PartitionNotSentError,
+  PRODUCER_METADATA_MAX_AGE_MS,
+  partitionedSend,
+} from '../../consumers/kafka/partitioned-send.js';
 import { startLagMonitor } from '../../consumers/lag-monitor.js';
 import { createConsumerMetrics } from '../../consumers/metrics.js';
 import { recordFigures } from '../support/figures.js';
@@ -25,7 +29,9 @@ describe('partitions added to a topic', () => {
   let h: Harness;
   const kafka = new Kafka({ brokers: kafkaBrokers(), logLevel: logLevel.NOTHING });
   const admin = kafka.admin();
-  const producer = kafka.producer();
+  // As platform teams' producers should be: metadata kept young, so a partition added is soon
+  // writable (a plain kafkajs producer resolves a send to it without sending: the second test).
+  const producer = kafka.producer({ metadataMaxAge: PRODUCER_METADATA_MAX_AGE_MS });
   const partitionsOf = async (topic: string) =>
     (await admin.fetchTopicMetadata({ topics: [topic] })).topics[0]?.partitions.length ?? 0;
 
@@ -45,21 +51,35 @@ describe('partitions added to a topic', () => {
     await h.settled();
     const before = await partitionsOf(topic);
     await admin.createPartitions({ topicPartitions: [{ topic, count: before + 2 }] });
+    const since = Date.now();
     const added = before + 1;
 
-    // Two events of one installation on a new partition, in order: the later one stands.
-    const since = Date.now();
-    await producer.send({
-      topic,
-      messages: [
-        { partition: added, key: '2', value: JSON.stringify(battery(2, now - 2_000, 7)) },
-        { partition: added, key: '2', value: JSON.stringify(battery(2, now - 1_000, 8)) },
-      ],
-    });
+    // Two events of one installation on a new partition, in order: the later one stands. Sent
+    // once the producer knows the partition (refused, nothing sent, until then).
+    const send = partitionedSend(kafka, producer);
+    try {
+      await waitFor('the new partition writable', () =>
+        send
+          .send({
+            topic,
+            messages: [
+              { partition: added, key: '2', value: JSON.stringify(battery(2, now - 2_000, 7)) },
+              { partition: added, key: '2', value: JSON.stringify(battery(2, now - 1_000, 8)) },
+            ],
+          })
+          .then(
+            () => true,
+            () => undefined,
+          ),
+      );
+    } finally {
+      await send.close();
+    }
+    // Consumed within 10 s of the partitions being added, however long the producer took.
     await waitFor(
       'the new partition projected',
       async () => ((await devicesOf(h, 2))['battery:20']?.powerDc === 8 ? true : undefined),
-      10_000,
+      Math.max(0, 10_000 - (Date.now() - since)),
     );
     const ms = Date.now() - since;
     recordFigures('consumers-new-partitions', `partition added -> projected ${ms} ms`);
