@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recordFigures } from '../support/figures.js';
+import { nextWholeSecond } from '../support/stack.js';
 import { installation, newApiKey } from '../support-api/fixtures.js';
 import { type E2eStack, msUntil, startE2eStack } from './support/e2e-stack.js';
 import {
@@ -86,8 +87,9 @@ describe('e2e: telemetry through Kafka to the API', () => {
 
   it('never serves an offline device in the flow, though it stays in the device list', async () => {
     const windowMs = stack.config.ingest.onlineWindowSeconds * 1000;
-    // Seen just inside the window: offline about 1.5 s from now without any further event.
-    const edge = Date.now() - windowMs + 1_500;
+    // Seen just inside the window: offline 1-2 s from now without any further event (whole
+    // seconds: what the truncation of a last-seen time leaves is never under 1 s).
+    const edge = nextWholeSecond() - windowMs + 1_000;
     await telemetry(deviceState(id, 'boiler', 40, edge, { boilerMode: 'auto', powerAc: 700 }));
     await msUntil('boiler counted', Date.now(), async () => {
       const r = await stack.call(`/getInstallationCurrentEnergyFlow?installationId=${id}`, key);

@@ -3,7 +3,7 @@ import { etagOf } from '../../api/http/etag.js';
 import { changeChannel } from '../../src/read-model/keys.js';
 import { killSubscribers } from '../support/redis-monitor.js';
 import { shardSubscribers } from '../support/shard-subscribers.js';
-import { redisUrl, testRedis, waitFor } from '../support/stack.js';
+import { nextWholeSecond, redisUrl, testRedis, waitFor } from '../support/stack.js';
 import { testApi } from '../support-api/api-harness.js';
 import { device, installation, newApiKey } from '../support-api/fixtures.js';
 import { startGatedProxy } from '../support-api/gated-proxy.js';
@@ -142,7 +142,7 @@ describe('API energy-flow stream', () => {
 
   it('sends an event when a device goes offline by time alone', async () => {
     // Seen now: it counts for WINDOW_S seconds, then the flow loses it with no write at all.
-    const { id, key } = await readable(newApiKey(), { batterySeenMs: Date.now() });
+    const { id, key } = await readable(newApiKey(), { batterySeenMs: nextWholeSecond() });
     const s = await stream(`?installationId=${id}`, { 'api-key': key });
     expect(JSON.parse((await s.next()).data).data.batterySoe).toBe(50);
     const offline = await s.next((WINDOW_S + 3) * 1000);

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Producer } from '../../consumers/kafka/client.js';
 import { accessFactKeys } from '../../src/read-model/access-facts.js';
 import type { RedisClient } from '../../src/read-model/redis-connection.js';
+import { recordFigures } from '../support/figures.js';
 import { dropPrefix, testKafkaClient, testRedis, waitFor } from '../support/stack.js';
 import { type Harness, installation, iso, sha, startHarness } from './support/consumer-harness.js';
 
@@ -120,6 +121,10 @@ describe('an application of 20,000 grants', () => {
       30_000,
     );
     const builtWhenRevoked = await viewSize(BIG);
+    recordFigures(
+      'consumers-access-large',
+      `behind ${GRANTS} grants: revoked ${revoked.toFixed(0)} ms, small grant ${smallGranted.toFixed(0)} ms, large view ${builtWhenRevoked} entries then`,
+    );
     await waitFor(
       'the whole large application',
       async () => ((await viewSize(BIG)) === GRANTS ? true : undefined),

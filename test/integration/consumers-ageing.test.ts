@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHealthServer } from '../../consumers/health-server.js';
-import { testLogger, waitFor } from '../support/stack.js';
+import { nextWholeSecond, testLogger, waitFor } from '../support/stack.js';
 import { flowOf, type Harness, iso, startHarness } from './support/consumer-harness.js';
 
 // Time alone takes a device offline: with a 2 s online window the stored flow must stop
@@ -23,7 +23,7 @@ describe('flow ageing', () => {
       installationId: inst,
       category: 'battery',
       deviceId: 1,
-      observedAt: iso(Date.now()),
+      observedAt: iso(nextWholeSecond()),
       state: { powerDc: 250, soe: 80 },
     });
     const online = await waitFor('online flow', async () => {
@@ -64,7 +64,7 @@ describe('flow ageing by the partition owner', () => {
         installationId: id,
         category: 'battery',
         deviceId: id === bad ? 1 : 2,
-        observedAt: iso(Date.now()),
+        observedAt: iso(nextWholeSecond()),
         state: { powerDc: 100 },
       });
     await waitFor('online flow', async () => ((await flowOf(h, good))?.data ? true : undefined));
@@ -102,7 +102,7 @@ describe('flow ageing beyond the memory bound', () => {
           installationId: id,
           category: 'battery',
           deviceId: id,
-          observedAt: iso(Date.now()),
+          observedAt: iso(nextWholeSecond()),
           state: { powerDc: 100 },
         });
       await waitFor('every flow online', async () => {
@@ -132,7 +132,7 @@ describe('flow ageing after a restart', () => {
         installationId: id,
         category: 'battery',
         deviceId: 1,
-        observedAt: iso(Date.now()),
+        observedAt: iso(nextWholeSecond()),
         state: { powerDc: 250, soe: 80 },
       });
       await waitFor('online flow', async () =>

@@ -92,6 +92,14 @@ export async function waitFor<T>(
   );
 }
 
+/**
+ * Now rounded up to a whole second. Last-seen times are kept and judged in whole seconds, so a
+ * device seen at `Date.now()` is online for only what the truncation leaves of the window (1-2 s
+ * of a 2 s one), too little on a busy machine; seen at this time, it is online for the whole
+ * window from now (a future time within the accepted skew).
+ */
+export const nextWholeSecond = (): number => Math.ceil(Date.now() / 1000) * 1000;
+
 /** Deletes every key under a test's prefix. */
 export async function dropPrefix(redis: RedisClient, prefix: string): Promise<void> {
   // After a failover the client's map of masters may be one refresh behind (a restarted node
