@@ -29,7 +29,8 @@ import { createWarmBudget } from './warm-budget.js';
 // kept at once: a busy installation costs the API one message per write, not an unsubscribe, a
 // subscribe and a second read to warm it again. That holds while it is read from memory between
 // writes: an entry written twice with no hit between goes (its writes outpace its reads). Emptied
-// entries go in LRU order like the others.
+// entries go in LRU order like the others. An entry past its max age is a miss answered by the
+// request's own read, and is read again off the request's path, like a new one (warm budget).
 // When the subscriber's connection drops every entry goes (whatever happened meanwhile was not
 // heard), and until it is back reads go to Redis uncached. The key itself is judged per request
 // (key-access.ts), before the entry is looked at. Time is evaluated per request: the key's
@@ -314,13 +315,19 @@ export function createNearCache(deps: {
     stats: () => ({ ...counts, entries: byId.size, bytes }),
     clear,
     covers(app, id) {
-      return byId.get(id)?.readFor.has(app) === true && subscriber.confirmed(id);
+      // Emptied only: one past its max age still holds a snapshot (see consider).
+      const entry = byId.get(id);
+      return entry?.snapshot === null && entry.readFor.has(app) && subscriber.confirmed(id);
     },
     consider(grant, id, nowMs) {
-      // Kept already, but not for this application: read it for this one too (its grant is
-      // then merged into the entry's), else the admission decides.
+      // Kept already, but missed: not for this application (read it for this one too, its grant
+      // is then merged into the entry's), or past its max age (read again, off the request's
+      // path, as fast as the warm budget allows: a poll wider than the cache comes back to an
+      // entry after its max age with no hit between, and its whole snapshot read on the path
+      // cost more than the flow it asked for). Else the admission decides.
       const entry = byId.get(id);
-      const wanted = entry === undefined ? admits(id) : !entry.readFor.has(grant.app);
+      const wanted =
+        entry === undefined ? admits(id) : entry.snapshot !== null || !entry.readFor.has(grant.app);
       if (wanted && budget.take(performance.now(), full())) warm(grant.app, id, nowMs);
     },
     peek: hit,

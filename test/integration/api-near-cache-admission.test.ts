@@ -1,5 +1,7 @@
+import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKeys, epochKey } from '../../src/read-model/keys.js';
+import { loadScript } from '../../src/read-model/lua-scripts.js';
 import { monitorRedis, type RedisMonitor } from '../support/redis-monitor.js';
 import { waitFor } from '../support/stack.js';
 import { testApi } from '../support-api/api-harness.js';
@@ -12,20 +14,35 @@ import { device, installation, newApiKey } from '../support-api/fixtures.js';
 // subscribes (almost) nothing; and the cache holds no more bytes than it is given.
 
 const ENTRIES = 50;
+const MAX_AGE_MS = 1_000;
+const luaDir = new URL('../../api/lua/', import.meta.url);
+/** The SHA1 a script runs under, from its file as the API loads it. */
+const shaOf = (file: string) =>
+  createHash('sha1')
+    .update(loadScript(luaDir, file, { readOnly: true }).lua)
+    .digest('hex');
+/** The script a command runs (EVALSHA names it, EVAL sends it). */
+const scriptOf = ([name, body]: unknown[]) =>
+  /^evalsha$/i.test(String(name))
+    ? String(body)
+    : createHash('sha1').update(String(body)).digest('hex');
 
 describe('API near-cache admission', () => {
   const api = testApi({ env: { API_NEAR_CACHE_ENTRIES: String(ENTRIES) } });
   const small = testApi({ env: { API_NEAR_CACHE_MAX_BYTES: '3000' } });
+  const aging = testApi({ env: { API_NEAR_CACHE_MAX_AGE_MS: String(MAX_AGE_MS) } });
   const base = api.config.api.basePath;
   const key = newApiKey();
-  let monitor: RedisMonitor;
+  // One per API: a read's commands are looked for under the prefix of the API that served it.
+  const monitors = new Map<typeof api, RedisMonitor>();
   const hot = Array.from({ length: ENTRIES }, (_, i) => 7_000 + i);
   const cold = Array.from({ length: 4 * ENTRIES }, (_, i) => 8_000 + i);
   const flowPath = (id: number) => `${base}/getInstallationCurrentEnergyFlow?installationId=${id}`;
   const get = (id: number, on = api) =>
     on.app.inject({ url: flowPath(id), headers: { 'api-key': key } });
-  const ignored = [epochKey(createKeys(api.prefix)), epochKey(createKeys(small.prefix))];
-  const commandsOf = async (request: () => Promise<unknown>) => {
+  const ignored = [api, small, aging].map((on) => epochKey(createKeys(on.prefix)));
+  const commandsOf = async (request: () => Promise<unknown>, on = api) => {
+    const monitor = monitors.get(on) as RedisMonitor;
     await monitor.take();
     await request();
     return (await monitor.take()).filter((args) => !ignored.some((k) => args.includes(k)));
@@ -35,7 +52,7 @@ describe('API near-cache admission', () => {
   /** Reads until one answer costs no Redis command: the installation is kept. */
   const kept = (id: number, on = api) =>
     waitFor(`installation ${id} kept`, async () =>
-      (await commandsOf(() => get(id, on))).length === 0 ? true : undefined,
+      (await commandsOf(() => get(id, on), on)).length === 0 ? true : undefined,
     );
 
   async function seed(on: typeof api, ids: number[]) {
@@ -50,14 +67,15 @@ describe('API near-cache admission', () => {
   }
 
   beforeAll(async () => {
-    await Promise.all([api.ready(), small.ready()]);
+    await Promise.all([api.ready(), small.ready(), aging.ready()]);
     await seed(api, [...hot, ...cold]);
     await seed(small, hot.slice(0, 4));
-    monitor = await monitorRedis(api.prefix);
+    await seed(aging, hot.slice(0, 1));
+    for (const on of [api, small, aging]) monitors.set(on, await monitorRedis(on.prefix));
   }, 60_000);
   afterAll(async () => {
-    monitor?.stop();
-    await Promise.all([api.close(), small.close()]);
+    for (const monitor of monitors.values()) monitor.stop();
+    await Promise.all([api.close(), small.close(), aging.close()]);
   });
 
   it('answers a first read with the flow script alone, and subscribes nothing', async () => {
@@ -93,6 +111,25 @@ describe('API near-cache admission', () => {
     for (const id of hot.slice(0, 5)) expect(await commandsOf(() => get(id))).toEqual([]);
   });
 
+  it('answers an entry past its max age with the flow script, and keeps it again off the path', async () => {
+    const id = hot[0] as number;
+    await kept(id, aging);
+    // The age is the entry's own clock (performance.now() at its fill): let it pass.
+    await new Promise((resolve) => setTimeout(resolve, MAX_AGE_MS));
+    let answer: Awaited<ReturnType<typeof get>> | undefined;
+    const commands = await commandsOf(async () => {
+      answer = await get(id, aging);
+    }, aging);
+    expect(answer?.statusCode).toBe(200);
+    expect(answer?.json().data.batterySoe).toBe(50);
+    // The request's read is the flow's, not the whole snapshot (read after it, if at all, to
+    // keep the installation).
+    const scripts = named(commands, /^eval(sha)?$/i).map(scriptOf);
+    expect(scripts[0]).toBe(shaOf('read-flow-4.lua'));
+    expect(scripts.slice(1).every((sha) => sha === shaOf('read-snapshot-4.lua'))).toBe(true);
+    await kept(id, aging);
+  });
+
   it('holds no more bytes than it is given', async () => {
     const [a, b, c, d] = hot as [number, number, number, number];
     // ~700 B each (a battery and a flow, plus the entry's overhead): 3,000 B hold four at most.
@@ -100,17 +137,10 @@ describe('API near-cache admission', () => {
     const answers = [];
     for (const id of [a, b, c, d]) answers.push((await get(id, small)).statusCode);
     expect(answers).toEqual([200, 200, 200, 200]);
-    const smallMonitor = await monitorRedis(small.prefix);
-    try {
-      await smallMonitor.take();
+    const commands = await commandsOf(async () => {
       for (const id of [a, b, c, d]) await get(id, small);
-      const commands = (await smallMonitor.take()).filter(
-        (args) => !ignored.some((k) => args.includes(k)),
-      );
-      // Not all four fit: some of them are read from Redis again.
-      expect(named(commands, /^evalsha$/i).length).toBeGreaterThan(0);
-    } finally {
-      smallMonitor.stop();
-    }
+    }, small);
+    // Not all four fit: some of them are read from Redis again.
+    expect(named(commands, /^evalsha$/i).length).toBeGreaterThan(0);
   });
 });
