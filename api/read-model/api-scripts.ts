@@ -21,6 +21,7 @@ type Args = [...keys: string[], applicationId: number, nowMs: number];
 export type ApiRedis = RedisClient & {
   apiReadDevicesBuffer(...args: Args): Promise<Buffer[] | null>;
   apiReadFlow(...args: Args): Promise<string[] | null>;
+  apiReadFlowBuffer(...args: Args): Promise<Buffer[] | null>;
   apiReadSnapshotBuffer(...args: Args): Promise<Buffer[] | null>;
   /** The view's version (empty when none), then JSON, id pairs of one page in id order. */
   apiReadViewPageBuffer(

@@ -22,8 +22,9 @@ import type { ViewCache } from './view-cache.js';
 import { createWarmBudget } from './warm-budget.js';
 
 // The near-cache: per installation, what the per-installation scripts read (the acl entries of
-// the applications whose keys read it here, the stored flow with its validUntil, the devices
-// hash), in a bounded LRU. An entry exists only while its installation's change channel is held, and was
+// the applications whose keys read it here, the stored flow with its validUntil, and the devices
+// hash once a devices read or a stream needed it: a flow read keeps what the flow script
+// answered), in a bounded LRU. An entry exists only while its installation's change channel is held, and was
 // read only after that subscription was confirmed; any announcement empties it, and a read that
 // raced one is not kept. An emptied entry keeps its place and its channel, so the next read is
 // kept at once: a busy installation costs the API one message per write, not an unsubscribe, a
@@ -50,15 +51,22 @@ export interface Snapshot {
   readonly grants: Set<number>;
   readonly flowData: string;
   readonly validUntilMs: number;
-  /** The devices hash, flat field/value pairs of stored bytes. */
-  readonly devices: readonly Buffer[];
+  /**
+   * The devices hash, flat field/value pairs of stored bytes; null when it was read for a flow
+   * that was valid then (the flow script's reply, a few hundred bytes where the devices are
+   * kilobytes): a devices read, or the flow once past validUntil, is then a miss.
+   */
+  readonly devices: readonly Buffer[] | null;
   /** Answers built from these bytes, kept as long as the snapshot is. */
   readonly memo: Memo;
   /** The flow read as served until validUntil, built once: a hit allocates nothing for it. */
   readonly fresh: { readonly kind: 'ok'; readonly value: StoredFlow };
-  /** The devices read, likewise. */
-  readonly devicesRead: { readonly kind: 'ok'; readonly value: StoredDevices };
+  /** The devices read, likewise (null without the devices). */
+  readonly devicesRead: { readonly kind: 'ok'; readonly value: StoredDevices } | null;
 }
+
+/** What a read needs of an entry: the flow (and the devices only past validUntil), or all. */
+export type Part = 'flow' | 'all';
 
 export interface InstallationRead {
   /** The key's expiry (epoch ms, 0 = never). */
@@ -70,10 +78,10 @@ export interface NearCache {
   /** The installation as the key may read it now: cached, or read (and cached when it can be). */
   read(keyHash: string, id: number, nowMs: number): Promise<Access<InstallationRead>>;
   /**
-   * `read` for a key already judged (its grant) whose `peek` missed: one read, kept when it can
-   * be. Not looked up again, so a lookup counts once (frequency sketch, metrics).
+   * `read` for a key already judged (its grant) whose `peek` missed: one read of `part`, kept
+   * when it can be. Not looked up again, so a lookup counts once (frequency sketch, metrics).
    */
-  refill(grant: KeyGrant, id: number, nowMs: number): Promise<Access<InstallationRead>>;
+  refill(grant: KeyGrant, id: number, nowMs: number, part: Part): Promise<Access<InstallationRead>>;
   /**
    * Whether the application's miss on `id` is best read through `refill`: its entry was
    * emptied by an announcement, its channel is still held, and it was read for the
@@ -86,12 +94,19 @@ export interface NearCache {
    * After a miss the key's read answered: keeps the installation (off the request's path) if
    * it is asked for more often than the entry it would evict (TinyLFU admission).
    */
-  consider(grant: KeyGrant, id: number, nowMs: number): void;
+  consider(grant: KeyGrant, id: number, nowMs: number, part: Part): void;
   /**
-   * The snapshot of a hit for the application, without a promise; undefined when it must be
-   * read. `monotonicMs`: performance.now(), which a caller peeking many ids may read once.
+   * The snapshot of a hit for the application, holding `part` at `nowMs`, without a promise;
+   * undefined when it must be read. `monotonicMs`: performance.now(), which a caller peeking
+   * many ids may read once.
    */
-  peek(app: number, id: number, monotonicMs?: number): Snapshot | undefined;
+  peek(
+    app: number,
+    id: number,
+    part: Part,
+    nowMs: number,
+    monotonicMs?: number,
+  ): Snapshot | undefined;
   readonly size: number;
   /** Counts since start, for the metrics (api/ops/near-cache-metrics.ts). */
   stats(): NearCacheStats;
@@ -206,22 +221,30 @@ export function createNearCache(deps: {
     return frequency > sketch.frequency((recency.oldest as Entry).id);
   }
 
-  /** The installation's snapshot; `kept`: copied out of the reply's socket chunk (packed.ts). */
+  /**
+   * The installation's snapshot: for a flow, what the flow script reads (the devices only past
+   * validUntil); else everything. `kept`: copied out of the reply's socket chunk (packed.ts).
+   */
   async function fill(
     app: number,
     id: number,
     nowMs: number,
     kept: boolean,
+    part: Part,
   ): Promise<Snapshot | null> {
     const read = flowScriptKeys(keys, id);
     const reply = await sendTo(read[0], (redis) =>
-      redis.apiReadSnapshotBuffer(...read, app, nowMs),
+      part === 'flow'
+        ? redis.apiReadFlowBuffer(...read, app, nowMs)
+        : redis.apiReadSnapshotBuffer(...read, app, nowMs),
     );
     if (reply === null) return null;
-    const [, data, validUntil, ...stored] = reply as Buffer[];
-    const devices = kept ? packed(stored) : stored;
-    const flowData = String(data);
+    // The snapshot script answers the acl entry first; the flow script does not.
+    const [data, validUntil, ...stored] = (part === 'flow' ? reply : reply.slice(1)) as Buffer[];
     const validUntilMs = Number(String(validUntil));
+    const withDevices = part === 'all' || (validUntilMs !== 0 && validUntilMs < nowMs);
+    const devices = !withDevices ? null : kept ? packed(stored) : stored;
+    const flowData = String(data);
     const memo: Memo = { flow: null, flowPart: null, devices: null };
     return {
       grants: new Set([app]),
@@ -230,7 +253,7 @@ export function createNearCache(deps: {
       devices,
       memo,
       fresh: { kind: 'ok', value: { data: flowData, validUntilMs, devices: null, memo } },
-      devicesRead: { kind: 'ok', value: { pairs: devices, memo } },
+      devicesRead: devices && { kind: 'ok', value: { pairs: devices, memo } },
     };
   }
 
@@ -238,14 +261,14 @@ export function createNearCache(deps: {
   // or a reset came between). Off the request's path, and only after a read the key passed, so
   // a refusal costs the same whatever is cached or subscribed here.
   const warming = new Set<number>();
-  function warm(app: number, id: number, nowMs: number): void {
+  function warm(app: number, id: number, nowMs: number, part: Part): void {
     if (warming.has(id) || !subscriber.ready) return;
     warming.add(id);
     void (async () => {
       try {
         if (!(await subscriber.hold(id))) return;
         const stamp = subscriber.stamp(id);
-        const snapshot = await fill(app, id, nowMs, true);
+        const snapshot = await fill(app, id, nowMs, true, part);
         if (snapshot !== null && subscriber.unchanged(id, stamp)) {
           keep(id, snapshot);
           budget.kept(id, performance.now());
@@ -294,10 +317,22 @@ export function createNearCache(deps: {
       drop((recency.oldest as Entry).id);
   }
 
-  function hit(app: number, id: number, monotonicMs = performance.now()): Snapshot | undefined {
+  function hit(
+    app: number,
+    id: number,
+    part: Part,
+    nowMs: number,
+    monotonicMs = performance.now(),
+  ): Snapshot | undefined {
     sketch.increment(id);
     const entry = byId.get(id);
-    if (!entry?.snapshot?.grants.has(app) || monotonicMs - entry.filledAt >= deps.maxAgeMs) {
+    const snapshot = entry?.snapshot;
+    if (
+      entry === undefined ||
+      !snapshot?.grants.has(app) ||
+      monotonicMs - entry.filledAt >= deps.maxAgeMs ||
+      !holds(snapshot, part, nowMs)
+    ) {
       counts.misses++;
       return undefined;
     }
@@ -305,7 +340,7 @@ export function createNearCache(deps: {
     budget.hit(id);
     entry.used = true;
     recency.touch(entry);
-    return entry.snapshot;
+    return snapshot;
   }
 
   return {
@@ -319,7 +354,7 @@ export function createNearCache(deps: {
       const entry = byId.get(id);
       return entry?.snapshot === null && entry.readFor.has(app) && subscriber.confirmed(id);
     },
-    consider(grant, id, nowMs) {
+    consider(grant, id, nowMs, part) {
       // Kept already, but missed: not for this application (read it for this one too, its grant
       // is then merged into the entry's), or past its max age (read again, off the request's
       // path, as fast as the warm budget allows: a poll wider than the cache comes back to an
@@ -328,15 +363,16 @@ export function createNearCache(deps: {
       const entry = byId.get(id);
       const wanted =
         entry === undefined ? admits(id) : entry.snapshot !== null || !entry.readFor.has(grant.app);
-      if (wanted && budget.take(performance.now(), full())) warm(grant.app, id, nowMs);
+      if (wanted && budget.take(performance.now(), full())) warm(grant.app, id, nowMs, part);
     },
     peek: hit,
     refill,
     async read(keyHash, id, nowMs) {
       const grant = await deps.access.resolve(keyHash, nowMs);
       if (grant === null) return UNAUTHORIZED;
-      const cached = hit(grant.app, id);
-      if (cached === undefined) return refill(grant, id, nowMs);
+      // Streams: the whole snapshot, so the flow can be recomputed at any later time.
+      const cached = hit(grant.app, id, 'all', nowMs);
+      if (cached === undefined) return refill(grant, id, nowMs, 'all');
       return { kind: 'ok', value: { keyExpiresAtMs: grant.expiresAtMs, snapshot: cached } };
     },
   };
@@ -345,15 +381,16 @@ export function createNearCache(deps: {
     grant: KeyGrant,
     id: number,
     nowMs: number,
+    part: Part,
   ): Promise<Access<InstallationRead>> {
     const keyExpiresAtMs = grant.expiresAtMs;
     // Sent while the channel is confirmed: any later write is announced, the read may be kept.
     const covered = deps.entries > 0 && subscriber.confirmed(id);
     const stamp = covered ? subscriber.stamp(id) : 0;
-    const snapshot = await fill(grant.app, id, nowMs, covered);
+    const snapshot = await fill(grant.app, id, nowMs, covered, part);
     if (snapshot === null) return ABSENT;
     if (covered && subscriber.unchanged(id, stamp)) keep(id, snapshot);
-    else if (admits(id) && budget.take(performance.now(), full())) warm(grant.app, id, nowMs);
+    else if (admits(id) && budget.take(performance.now(), full())) warm(grant.app, id, nowMs, part);
     return { kind: 'ok', value: { keyExpiresAtMs, snapshot } };
   }
 }
@@ -375,19 +412,20 @@ export function cachedReader(
     grant: KeyGrant,
     id: number,
     nowMs: number,
+    part: Part,
     read: Promise<Access<T>>,
   ): Promise<Access<T>> {
     const result = await read;
-    if (result.kind === 'ok') cache.consider(grant, id, nowMs);
+    if (result.kind === 'ok') cache.consider(grant, id, nowMs, part);
     return result;
   }
   function flowOf(grant: KeyGrant, id: number, nowMs: number, monotonicMs?: number) {
-    const snapshot = cache.peek(grant.app, id, monotonicMs);
+    const snapshot = cache.peek(grant.app, id, 'flow', nowMs, monotonicMs);
     if (snapshot !== undefined) return flowReadOf(snapshot, nowMs);
     if (!cache.covers(grant.app, id))
-      return miss(grant, id, nowMs, base.flowOf(grant.app, id, nowMs));
+      return miss(grant, id, nowMs, 'flow', base.flowOf(grant.app, id, nowMs));
     return cache
-      .refill(grant, id, nowMs)
+      .refill(grant, id, nowMs, 'flow')
       .then((r) => (r.kind === 'ok' ? flowReadOf(r.value.snapshot, nowMs) : r));
   }
   return {
@@ -397,13 +435,13 @@ export function cachedReader(
     // A hit answers without a promise: the route then answers in the same turn.
     devices(keyHash, id, nowMs) {
       return withGrant(access, keyHash, nowMs, (grant) => {
-        const snapshot = cache.peek(grant.app, id);
-        if (snapshot !== undefined) return snapshot.devicesRead;
+        const devicesRead = cache.peek(grant.app, id, 'all', nowMs)?.devicesRead;
+        if (devicesRead) return devicesRead;
         if (!cache.covers(grant.app, id))
-          return miss(grant, id, nowMs, base.devicesOf(grant.app, id, nowMs));
+          return miss(grant, id, nowMs, 'all', base.devicesOf(grant.app, id, nowMs));
         return cache
-          .refill(grant, id, nowMs)
-          .then((r) => (r.kind === 'ok' ? r.value.snapshot.devicesRead : r));
+          .refill(grant, id, nowMs, 'all')
+          .then((r) => (r.kind === 'ok' ? devicesReadOf(r.value.snapshot) : r));
       });
     },
     async flows(keyHash, ids, nowMs) {
@@ -440,7 +478,8 @@ export function storedFlowOf(snapshot: Snapshot, nowMs: number): StoredFlow {
     data: snapshot.flowData,
     validUntilMs,
     // Cold path (until the consumers' sweep rewrites the flow): decode as the script path does.
-    devices: snapshot.devices.map(String),
+    // A snapshot without its devices is never served past validUntil (hit), nor to streams.
+    devices: (snapshot.devices ?? []).map(String),
     memo: snapshot.memo,
   };
 }
@@ -451,6 +490,18 @@ export function storedFlowOf(snapshot: Snapshot, nowMs: number): StoredFlow {
  */
 function sizeOf(snapshot: Snapshot): number {
   let stored = snapshot.flowData.length;
-  for (const b of snapshot.devices) stored += b.length;
+  for (const b of snapshot.devices ?? []) stored += b.length;
   return ENTRY_OVERHEAD_BYTES + 2 * stored;
+}
+
+/** Whether the snapshot answers a read of `part` at `nowMs` (see Snapshot.devices). */
+function holds(snapshot: Snapshot, part: Part, nowMs: number): boolean {
+  if (snapshot.devices !== null) return true;
+  const { validUntilMs } = snapshot;
+  return part === 'flow' && (validUntilMs === 0 || validUntilMs >= nowMs);
+}
+
+/** The devices read of a snapshot read for them (a fill of 'all' always holds its devices). */
+function devicesReadOf(snapshot: Snapshot): Access<StoredDevices> {
+  return snapshot.devicesRead ?? ABSENT;
 }
