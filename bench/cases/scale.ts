@@ -95,6 +95,7 @@ export async function scaleCases(ctx: BenchContext): Promise<void> {
         // caches in what state) must not favour one side across the alternations.
         for (const side of rotated(SIDES, i)) {
           const before = side === 'on' ? await nearCacheCounts(d.on.origin) : null;
+          const gcBefore = side === 'r' ? null : await gcSeconds(d[side].origin);
           const m = await run(d, side, pattern, ctx.opts.caseSeconds);
           if (m.result.non2xx > 0)
             ctx.notes.push(`scale ${d.devices} ${pattern} ${side}: ${m.result.non2xx} non-2xx`);
@@ -106,6 +107,10 @@ export async function scaleCases(ctx: BenchContext): Promise<void> {
           cell[side].p99.push(m.result.p99);
           cell[side].cpuUs.push(((m.cpu.api ?? 0) / m.result.rps) * 1e6);
           cell[side].mainUs.push(((m.cpu.main ?? 0) / m.result.rps) * 1e6);
+          if (gcBefore !== null) {
+            const gcAfter = await gcSeconds(d[side].origin);
+            cell[side].gcMsPerS.push(((gcAfter - gcBefore) / ctx.opts.caseSeconds) * 1000);
+          }
           if (before !== null) {
             const after = await nearCacheCounts(d.on.origin);
             const lookups = after.hit + after.miss - before.hit - before.miss;
@@ -148,7 +153,7 @@ export async function scaleCases(ctx: BenchContext): Promise<void> {
           // Paired: the machine's drift over a run moves both sides of an alternation alike.
           ratio: pairs.median,
           target: '>= 0.95x',
-          note: `ratio per alternation ${pairs.min.toFixed(2)}-${pairs.max.toFixed(2)}x (${pairs.runs}), of the medians ${(on.median / off.median).toFixed(2)}x; p99 ${spread(cell.on.p99).median.toFixed(2)} / ${spread(cell.off.p99).median.toFixed(2)} ms; API CPU per request ${us(cell.on)} / ${us(cell.off)} µs (main thread ${mainUs(cell.on)} / ${mainUs(cell.off)}); near-cache hits ${(100 * spread(cell.on.hitRatio).median).toFixed(1)} % of lookups, ${spread(cell.on.warmsPerS).median.toFixed(0)} warms/s (medians)`,
+          note: `ratio per alternation ${pairs.min.toFixed(2)}-${pairs.max.toFixed(2)}x (${pairs.runs}), of the medians ${(on.median / off.median).toFixed(2)}x; p99 ${spread(cell.on.p99).median.toFixed(2)} / ${spread(cell.off.p99).median.toFixed(2)} ms; API CPU per request ${us(cell.on)} / ${us(cell.off)} µs (main thread ${mainUs(cell.on)} / ${mainUs(cell.off)}); in GC pauses ${gcMs(cell.on)} / ${gcMs(cell.off)} ms per s; near-cache hits ${(100 * spread(cell.on.hitRatio).median).toFixed(1)} % of lookups, ${spread(cell.on.warmsPerS).median.toFixed(0)} warms/s (medians)`,
         },
         {
           section: 'scale',
@@ -195,14 +200,25 @@ interface Runs {
   /** The server's CPU per request, µs: all its threads, and its main thread alone. */
   readonly cpuUs: number[];
   readonly mainUs: number[];
+  /** Time in garbage-collection pauses per second of the run, ms (the APIs only). */
+  readonly gcMsPerS: number[];
   /** The near-cache's, during each run (defaults only). */
   readonly hitRatio: number[];
   readonly warmsPerS: number[];
 }
 
-const runs = (): Runs => ({ rps: [], p99: [], cpuUs: [], mainUs: [], hitRatio: [], warmsPerS: [] });
+const runs = (): Runs => ({
+  rps: [],
+  p99: [],
+  cpuUs: [],
+  mainUs: [],
+  gcMsPerS: [],
+  hitRatio: [],
+  warmsPerS: [],
+});
 const us = (r: Runs) => spread(r.cpuUs).median.toFixed(0);
 const mainUs = (r: Runs) => spread(r.mainUs).median.toFixed(0);
+const gcMs = (r: Runs) => spread(r.gcMsPerS).median.toFixed(0);
 
 /** The API's near-cache metrics (api/ops/near-cache-metrics.ts), from its /metrics. */
 async function nearCacheMetrics(origin: string): Promise<(pattern: RegExp) => number> {
@@ -219,6 +235,15 @@ async function nearCacheCounts(
     miss: count(/^api_near_cache_lookups_total\{result="miss"\} (\d+)/m),
     warmed: count(/^api_near_cache_changes_total\{change="warmed"\} (\d+)/m),
   };
+}
+
+/** Seconds the API's main thread spent in GC pauses so far, every kind (prom-client's series). */
+async function gcSeconds(origin: string): Promise<number> {
+  const text = await (await fetch(`${origin}/metrics`)).text();
+  let sum = 0;
+  for (const m of text.matchAll(/^nodejs_gc_duration_seconds_sum\{kind="\w+"\} ([\d.e+-]+)/gm))
+    sum += Number(m[1]);
+  return sum;
 }
 
 async function nearCacheHolds(origin: string): Promise<{ entries: number; bytes: number }> {

@@ -1,10 +1,13 @@
 import { readFileSync } from 'node:fs';
 import Fastify from 'fastify';
+import { keepRequestGarbageYoung } from '../../api/heap-tuning.js';
 
 // The read baseline: a bare Fastify route per endpoint that answers with the same JSON body the
 // API served for that installation (or key), from an in-memory Map. No auth, no Redis.
 // Usage: node --import tsx bench/servers/baseline-server.ts <bodies.json> <port> <basePath>
 
+// The API's heap setting (api/heap-tuning.ts): a baseline in the state it avoids would flatter it.
+keepRequestGarbageYoung();
 const [file, port, basePath] = process.argv.slice(2) as [string, string, string];
 const bodies = JSON.parse(readFileSync(file, 'utf8')) as Record<string, Array<[string, string]>>;
 const byEndpoint = new Map(Object.entries(bodies).map(([name, list]) => [name, new Map(list)]));

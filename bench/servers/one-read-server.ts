@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import Fastify from 'fastify';
 import { Redis } from 'ioredis';
+import { keepRequestGarbageYoung } from '../../api/heap-tuning.js';
 import { hgetallFlat } from '../../api/read-model/api-scripts.js';
 import { devicesBody, energyFlowBody, installationsBody } from '../../api/routes/envelopes.js';
 import { createKeys } from '../../src/read-model/keys.js';
@@ -12,6 +13,8 @@ import { createKeys } from '../../src/read-model/keys.js';
 // Usage: node --import tsx bench/servers/one-read-server.ts <redisUrl> <prefix> <keys.json> <port> <basePath>
 //   keys.json: { "<api key>": <applicationId>, ... }
 
+// The API's heap setting (api/heap-tuning.ts): a baseline in the state it avoids would flatter it.
+keepRequestGarbageYoung();
 const [redisUrl, prefix, keysFile, port, basePath] = process.argv.slice(2) as [
   string,
   string,
