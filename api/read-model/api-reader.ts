@@ -1,5 +1,5 @@
 import { appViewVersionKey, type ReadModelKeys } from '../../src/read-model/keys.js';
-import { isCluster, type RedisClient } from '../../src/read-model/redis-connection.js';
+import type { RedisClient } from '../../src/read-model/redis-connection.js';
 import type { Representation } from '../http/representation.js';
 import { flowScriptKeys } from './api-scripts.js';
 import type { KeyAccess, KeyGrant } from './key-access.js';
@@ -134,18 +134,16 @@ export function createApiReader(
   /** Where the reads go instead while its connection is up (API_REDIS_READ_REPLICAS). */
   replica: RedisClient | null = null,
 ): ApiReader & AppReads {
-  // Only reads with small replies share socket writes: batching the large ones (devices, views)
-  // measured slower, their replies then arrive in one burst instead of as they are ready.
-  // On a cluster a turn's reads spread over the masters, a third of the burst each, and holding
-  // the devices reads measured faster there (uncached, 64 at a time: 46 µs of API CPU per request
-  // against 64-68 unheld; 50-55 on a single Redis).
+  // The flow and devices reads share socket writes (write-batching.ts): a socket write costs
+  // about what the rest of an uncached devices read does (uncached, 64 at a time, one Redis: 44
+  // µs of API CPU per request held against 52 unheld, 8 % more throughput; a cluster measured
+  // 46 against 64-68). View pages, ~27 KB replies, gained nothing held: they are sent at once.
   const masters = { sendTo: slotRouter(connection), hold: writeBatcher(connection) };
   const replicas = replica && { sendTo: slotRouter(replica, true), hold: writeBatcher(replica) };
   // A replica connection not up (yet, or any more): its reads go to the masters meanwhile.
   const route = () => (replicas !== null && replica?.status === 'ready' ? replicas : masters);
   const sendTo: SendTo = (key, read) => route().sendTo(key, read);
   const hold = () => route().hold();
-  const holdLarge = isCluster(connection);
 
   async function flowOf(app: number, id: number, nowMs: number): Promise<Access<StoredFlow>> {
     hold();
@@ -162,7 +160,7 @@ export function createApiReader(
   }
 
   async function devicesOf(app: number, id: number, nowMs: number): Promise<Access<StoredDevices>> {
-    if (holdLarge) hold();
+    hold();
     const acl = keys.acl(id);
     const pairs = await sendTo(acl, (redis) =>
       redis.apiReadDevicesBuffer(acl, keys.installation(id), keys.devices(id), app, nowMs),

@@ -4,10 +4,10 @@ import { isCluster, type RedisClient } from '../../src/read-model/redis-connecti
 // Under load many requests arrive in one turn of the event loop, each sending its own command.
 // Holding the connection's writes until the I/O already waiting has been handled (setImmediate
 // runs right after it) sends those commands in one socket write instead of one each: fewer
-// system calls here and in Redis. A lone request waits for nothing but its own turn. Meant for
-// commands with small replies: held commands run back to back in Redis and their replies come
-// back together, which for large replies costs more than the writes it saves. A cluster sends
-// through a connection per node: every node's is held, as the turn's commands may go to any.
+// system calls here and in Redis. A lone request waits for nothing but its own turn. Held
+// commands run back to back in Redis and their replies come back together: worth it for replies
+// up to a devices hash (~7 KB), not for view pages (api-reader.ts). A cluster sends through a
+// connection per node: every node's is held, as the turn's commands may go to any.
 
 type Stream = NonNullable<Redis['stream']>;
 
