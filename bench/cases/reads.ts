@@ -42,25 +42,36 @@ export async function warmUp(ctx: BenchContext, servers: ReadServers): Promise<v
   }
 }
 
-/** Returns the candidate's median req/s per endpoint (the open loop's reference). */
+/** A server under load in an alternation, and whose CPU it is counted as. */
+type Side = readonly [server: Server, role: 'baseline' | 'api', list: MeasuredLoad[]];
+
+/**
+ * Returns the candidate's median req/s per endpoint (the open loop's reference).
+ * `withReference`: the one-read server (servers.oneRead) runs in the same rounds (B C R B C R
+ * …), its rows follow the API's, and a row gives the API / one-read ratio paired per round:
+ * under ingest the load moves from minute to minute, and only runs side by side compare.
+ */
 export async function closedLoopReads(
   ctx: BenchContext,
   servers: ReadServers,
   section = 'closed loop, 64 conns',
   endpoints: readonly Endpoint[] = ENDPOINTS,
   alternations = ctx.opts.alternations,
-  /** False when the candidate is a reference (the one-read server), not the API. */
-  withTargets = true,
+  withReference = false,
 ): Promise<Map<Endpoint, number>> {
   const maxima = new Map<Endpoint, number>();
+  const reference = withReference ? servers.oneRead : undefined;
   for (const endpoint of endpoints) {
     const base: MeasuredLoad[] = [];
     const cand: MeasuredLoad[] = [];
+    const ref: MeasuredLoad[] = [];
+    const sides: Side[] = [
+      [servers.baseline, 'baseline', base],
+      [servers.api, 'api', cand],
+    ];
+    if (reference) sides.push([reference, 'api', ref]);
     for (let i = 0; i < alternations; i++) {
-      for (const [server, list, name] of [
-        [servers.baseline, base, 'baseline'],
-        [servers.api, cand, 'api'],
-      ] as const) {
+      for (const [server, role, list] of sides) {
         const m = await runLoad(
           ctx,
           'closed',
@@ -70,9 +81,10 @@ export async function closedLoopReads(
             pairsFile: servers.pairsFile,
             durationS: ctx.opts.caseSeconds,
           },
-          { [name]: server.child.pid, bench: 'self' },
+          { [role]: server.child.pid, bench: 'self' },
         );
         if (m.result.non2xx > 0 || m.result.errors > 0) {
+          const name = list === ref ? 'one-read' : role;
           ctx.notes.push(
             `${section} ${endpoint} ${name}: ${m.result.non2xx} non-2xx, ${m.result.errors} errors`,
           );
@@ -80,44 +92,71 @@ export async function closedLoopReads(
         list.push(m);
       }
     }
-    const candRps = r(cand, (m) => m.result.rps);
-    const baseRps = r(base, (m) => m.result.rps);
-    maxima.set(endpoint, candRps.median);
-    const rows: Row[] = [
-      {
-        section,
-        name: `${endpoint} req/s`,
-        unit: 'req/s',
-        candidate: candRps,
-        baseline: baseRps,
-        ratio: candRps.median / baseRps.median,
-        ...(withTargets ? { target: `>= ${TARGETS[endpoint]}x` } : {}),
-      },
-      ...(['p50', 'p99', 'p999'] as const).map(
-        (p): Row => ({
+    maxima.set(endpoint, r(cand, (m) => m.result.rps).median);
+    const rows = loadRows(section, endpoint, cand, base, true);
+    if (reference) {
+      const paired = cand.map((m, i) => m.result.rps / (ref[i] as MeasuredLoad).result.rps);
+      rows.push(
+        {
           section,
-          name: `${endpoint} ${p === 'p999' ? 'p99.9' : p}`,
-          unit: 'ms',
-          candidate: r(cand, (m) => m.result[p]),
-          baseline: r(base, (m) => m.result[p]),
-          ...(p === 'p99' && withTargets ? { target: '<= 10 ms' } : {}),
-        }),
-      ),
-      {
-        section,
-        name: `${endpoint} CPU (cores) api | generator | redis`,
-        unit: 'cores',
-        candidate: median(cand.map((m) => m.cpu.api as number)),
-        baseline: median(base.map((m) => m.cpu.baseline as number)),
-        note: `generator ${median(cand.map((m) => m.cpu.generator as number)).toFixed(2)}, redis ${median(cand.map((m) => m.cpu.redis as number)).toFixed(2)}, bench ${median(cand.map((m) => m.cpu.bench as number)).toFixed(2)}; api CPU/request ${((median(cand.map((m) => m.cpu.api as number)) / candRps.median) * 1e6).toFixed(0)} µs vs baseline ${((median(base.map((m) => m.cpu.baseline as number)) / baseRps.median) * 1e6).toFixed(0)} µs`,
-      },
-    ];
+          name: `${endpoint} req/s, API / one-read server (R), paired per round`,
+          unit: 'x',
+          candidate: spread(paired),
+          ratio: median(paired),
+          target: '>= 0.8x (issue 38)',
+        },
+        ...loadRows(`${section}, the one-read server (R)`, endpoint, ref, base, false),
+      );
+    }
     for (const row of rows) {
       ctx.rows.push(row);
       printRow(row);
     }
   }
   return maxima;
+}
+
+/** Throughput, latency and CPU of `cand` against `base`; `withTargets` false for a reference. */
+function loadRows(
+  section: string,
+  endpoint: Endpoint,
+  cand: readonly MeasuredLoad[],
+  base: readonly MeasuredLoad[],
+  withTargets: boolean,
+): Row[] {
+  const candRps = r(cand, (m) => m.result.rps);
+  const baseRps = r(base, (m) => m.result.rps);
+  const cores = (loads: readonly MeasuredLoad[], role: string) =>
+    median(loads.map((m) => m.cpu[role] as number));
+  return [
+    {
+      section,
+      name: `${endpoint} req/s`,
+      unit: 'req/s',
+      candidate: candRps,
+      baseline: baseRps,
+      ratio: candRps.median / baseRps.median,
+      ...(withTargets ? { target: `>= ${TARGETS[endpoint]}x` } : {}),
+    },
+    ...(['p50', 'p99', 'p999'] as const).map(
+      (p): Row => ({
+        section,
+        name: `${endpoint} ${p === 'p999' ? 'p99.9' : p}`,
+        unit: 'ms',
+        candidate: r(cand, (m) => m.result[p]),
+        baseline: r(base, (m) => m.result[p]),
+        ...(p === 'p99' && withTargets ? { target: '<= 10 ms' } : {}),
+      }),
+    ),
+    {
+      section,
+      name: `${endpoint} CPU (cores) api | generator | redis`,
+      unit: 'cores',
+      candidate: cores(cand, 'api'),
+      baseline: cores(base, 'baseline'),
+      note: `generator ${cores(cand, 'generator').toFixed(2)}, redis ${cores(cand, 'redis').toFixed(2)}, bench ${cores(cand, 'bench').toFixed(2)}; api CPU/request ${((cores(cand, 'api') / candRps.median) * 1e6).toFixed(0)} µs vs baseline ${((cores(base, 'baseline') / baseRps.median) * 1e6).toFixed(0)} µs`,
+    },
+  ];
 }
 
 export async function openLoopReads(
