@@ -34,7 +34,7 @@ export async function mixedCase(
       `mixed (ingest ${rate} events/s), 64 conns`,
       endpoints,
       Math.min(3, ctx.opts.alternations),
-      servers.oneRead !== undefined,
+      true,
     );
   } finally {
     const f = await run.stop();
