@@ -103,8 +103,18 @@ try {
     `  average body bytes: ${JSON.stringify(captured.averageBytes, (_k, v) => (typeof v === 'number' ? Math.round(v) : v))}`,
   );
   const baseline = await startBaselineServer(ctx, captured.bodiesFile);
-  const oneRead = await startOneReadServer(ctx, 'one-read-server', prefix, workload.apps);
-  const servers: ReadServers = { api, baseline, oneRead, pairsFile: captured.pairsFile };
+  const references = [
+    {
+      server: await startOneReadServer(ctx, 'one-read-server', prefix, workload.apps),
+      name: 'the one-read server (R)',
+      target: '>= 0.8x (issue 38)',
+    },
+    {
+      server: await startOneReadServer(ctx, 'contract-server', prefix, workload.apps, 'contract'),
+      name: "one read with the contract's work (RC)",
+    },
+  ];
+  const servers: ReadServers = { api, baseline, references, pairsFile: captured.pairsFile };
 
   const run = (phase: string) => !opts.skip.has(phase);
   let maxima = new Map<Endpoint, number>();

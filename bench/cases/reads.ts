@@ -18,11 +18,20 @@ const TARGETS: Record<Endpoint, number> = {
   getInstallations: 0.5,
 };
 
+/** A server the API is measured against round by round (issue 38): no cache, one read a request. */
+export interface Reference {
+  readonly server: Server;
+  /** As its rows name it. */
+  readonly name: string;
+  /** Of the API / reference ratio, when the API is held to one. */
+  readonly target?: string;
+}
+
 export interface ReadServers {
   readonly api: Server;
   readonly baseline: Server;
-  /** The miss baseline: one Redis read per request, no cache (bench/servers/one-read-server.ts). */
-  readonly oneRead?: Server;
+  /** The miss baselines (bench/servers/one-read-server.ts): one read, and one read with the contract's work. */
+  readonly references: readonly Reference[];
   readonly pairsFile: string;
 }
 
@@ -42,14 +51,14 @@ export async function warmUp(ctx: BenchContext, servers: ReadServers): Promise<v
   }
 }
 
-/** A server under load in an alternation, and whose CPU it is counted as. */
-type Side = readonly [server: Server, role: 'baseline' | 'api', list: MeasuredLoad[]];
+/** A server under load in an alternation, whose CPU it is counted as, and its name in notes. */
+type Side = readonly [server: Server, role: 'baseline' | 'api', list: MeasuredLoad[], name: string];
 
 /**
  * Returns the candidate's median req/s per endpoint (the open loop's reference).
- * `withReference`: the one-read server (servers.oneRead) runs in the same rounds (B C R B C R
- * …), its rows follow the API's, and a row gives the API / one-read ratio paired per round:
- * under ingest the load moves from minute to minute, and only runs side by side compare.
+ * `references` run in the same rounds (B C R1 R2 B C R1 R2 …), their rows follow the API's, and
+ * a row each gives the API / reference ratio paired per round: under ingest the load moves from
+ * minute to minute, and only runs side by side compare.
  */
 export async function closedLoopReads(
   ctx: BenchContext,
@@ -57,21 +66,20 @@ export async function closedLoopReads(
   section = 'closed loop, 64 conns',
   endpoints: readonly Endpoint[] = ENDPOINTS,
   alternations = ctx.opts.alternations,
-  withReference = false,
+  references: readonly Reference[] = [],
 ): Promise<Map<Endpoint, number>> {
   const maxima = new Map<Endpoint, number>();
-  const reference = withReference ? servers.oneRead : undefined;
   for (const endpoint of endpoints) {
     const base: MeasuredLoad[] = [];
     const cand: MeasuredLoad[] = [];
-    const ref: MeasuredLoad[] = [];
+    const refs = references.map((reference) => ({ reference, loads: [] as MeasuredLoad[] }));
     const sides: Side[] = [
-      [servers.baseline, 'baseline', base],
-      [servers.api, 'api', cand],
+      [servers.baseline, 'baseline', base, 'baseline'],
+      [servers.api, 'api', cand, 'api'],
+      ...refs.map(({ reference, loads }): Side => [reference.server, 'api', loads, reference.name]),
     ];
-    if (reference) sides.push([reference, 'api', ref]);
     for (let i = 0; i < alternations; i++) {
-      for (const [server, role, list] of sides) {
+      for (const [server, role, list, name] of sides) {
         const m = await runLoad(
           ctx,
           'closed',
@@ -84,7 +92,6 @@ export async function closedLoopReads(
           { [role]: server.child.pid, bench: 'self' },
         );
         if (m.result.non2xx > 0 || m.result.errors > 0) {
-          const name = list === ref ? 'one-read' : role;
           ctx.notes.push(
             `${section} ${endpoint} ${name}: ${m.result.non2xx} non-2xx, ${m.result.errors} errors`,
           );
@@ -94,19 +101,23 @@ export async function closedLoopReads(
     }
     maxima.set(endpoint, r(cand, (m) => m.result.rps).median);
     const rows = loadRows(section, endpoint, cand, base, true);
-    if (reference) {
-      const paired = cand.map((m, i) => m.result.rps / (ref[i] as MeasuredLoad).result.rps);
+    const pairedRow = (of: string, over: string, a: MeasuredLoad[], b: MeasuredLoad[]): Row => {
+      const paired = a.map((m, i) => m.result.rps / (b[i] as MeasuredLoad).result.rps);
+      const name = `${endpoint} req/s, ${of} / ${over}, paired per round`;
+      return { section, name, unit: 'x', candidate: spread(paired), ratio: median(paired) };
+    };
+    const first = refs[0];
+    for (const { reference, loads } of refs) {
       rows.push(
         {
-          section,
-          name: `${endpoint} req/s, API / one-read server (R), paired per round`,
-          unit: 'x',
-          candidate: spread(paired),
-          ratio: median(paired),
-          target: '>= 0.8x (issue 38)',
+          ...pairedRow('API', reference.name, cand, loads),
+          ...(reference.target === undefined ? {} : { target: reference.target }),
         },
-        ...loadRows(`${section}, the one-read server (R)`, endpoint, ref, base, false),
+        ...loadRows(`${section}, ${reference.name}`, endpoint, loads, base, false),
       );
+      // The later references against the first: what each one's extra work costs by itself.
+      if (first && loads !== first.loads)
+        rows.push(pairedRow(reference.name, first.reference.name, loads, first.loads));
     }
     for (const row of rows) {
       ctx.rows.push(row);

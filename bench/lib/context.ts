@@ -90,12 +90,16 @@ export async function startBaselineServer(ctx: BenchContext, bodiesFile: string)
   return { child, origin };
 }
 
-/** The miss baseline: one Redis read per request (bench/servers/one-read-server.ts). */
+/**
+ * The miss baseline: one Redis read per request (bench/servers/one-read-server.ts); `contract`:
+ * with the per-request work the contract asks of every answer.
+ */
 export async function startOneReadServer(
   ctx: BenchContext,
   name: string,
   prefix: string,
   apps: readonly AppSpec[],
+  mode: 'one-read' | 'contract' = 'one-read',
 ): Promise<Server> {
   // It knows each key's application from this file: it does no authentication of its own.
   const applicationsFile = join(ctx.dir, `${name}-applications.json`);
@@ -109,7 +113,7 @@ export async function startOneReadServer(
     startChild({
       name,
       script: 'bench/servers/one-read-server.ts',
-      args: [REDIS_URL, prefix, applicationsFile, String(port), BASE_PATH],
+      args: [REDIS_URL, prefix, applicationsFile, String(port), BASE_PATH, mode],
       logDir: ctx.dir,
     }),
   );
