@@ -9,12 +9,12 @@ import { devicesBody, energyFlowBody, installationsBody } from '../../api/routes
 import { createKeys } from '../../src/read-model/keys.js';
 
 // The miss baseline (issue 38): a bare Fastify route per endpoint that answers the same stored
-// bytes as the API with exactly one Redis read per request: the least any server of this
-// contract does when it holds nothing in memory. No authentication (it knows each key's
-// application from a file), no access check, no data age, no ETag.
+// bytes as the API with exactly one Redis read per request and nothing more: no authentication
+// (it knows each key's application from a file), no access check, no data age, no ETag.
 // Mode `contract`: the flow and devices reads also do the per-request work the contract asks of
 // every answer, still in one read: the access check inside it (the API's scripts), the ETag,
-// Last-Modified and the API's headers. What the API costs beyond that is the API's own.
+// Last-Modified and the API's headers: the least a server of this contract does when it holds
+// nothing in memory. What the API costs beyond that is the API's own.
 // Usage: node --import tsx bench/servers/one-read-server.ts <redisUrl> <prefix> <keys.json> <port> <basePath> [one-read|contract]
 //   keys.json: { "<api key>": <applicationId>, ... }
 
