@@ -8,12 +8,14 @@ import type { RedisClient } from '../src/read-model/redis-connection.js';
 import { decorateKeyHash } from './auth/authenticate.js';
 import { createClientErrorHandler, createEdgeServer } from './edge/http-server.js';
 import type { TransportErrorCode } from './errors/error-catalog.js';
+import { createStreamCoders } from './http/compression.js';
 import { createFrameworkErrorHandler, registerHttpErrors } from './http-errors.js';
 import { registerOpenApiRoute } from './openapi/openapi-route.js';
 import { createApiMetrics } from './ops/api-metrics.js';
 import { registerNearCacheMetrics } from './ops/near-cache-metrics.js';
 import { registerOpsRoutes } from './ops/ops-routes.js';
 import { createQuotaRefusals } from './ops/quota-metrics.js';
+import { createStreamMetrics } from './ops/stream-metrics.js';
 import { registerPlayground } from './playground/playground.js';
 import { createQuotas } from './quotas/quota.js';
 import { createReadSide } from './read-model/read-side.js';
@@ -21,7 +23,7 @@ import { requestLogController } from './request-logging.js';
 import { registerBulkFlowRoute } from './routes/bulk-flow-route.js';
 import { registerDevicesRoute } from './routes/devices-route.js';
 import { registerEnergyFlowRoute } from './routes/energy-flow-route.js';
-import { registerFlowStreamRoute } from './routes/flow-stream-route.js';
+import { registerFlowStreamRoute, type StreamCounting } from './routes/flow-stream-route.js';
 import { registerInstallationsRoute } from './routes/installations-route.js';
 import type { RouteContext } from './routes/route-context.js';
 import { createStreamLimits } from './streams/stream-limits.js';
@@ -41,6 +43,12 @@ export function buildApi(deps: ApiDeps): FastifyInstance {
   const { config, redis } = deps;
   const metrics = createApiMetrics();
   registerRuntimeMetrics(metrics.registry, redis);
+  const counting: StreamCounting = {
+    metrics: createStreamMetrics(metrics.registry),
+    streaming: new WeakSet(),
+    ended: (request, seconds) =>
+      metrics.observe(request.routeOptions.url ?? 'unmatched', request.method, 200, seconds),
+  };
   // Answers the Node server writes below Fastify: logged without URL or headers, and counted.
   const refused = (code: TransportErrorCode, reason: string) => {
     // A flood of refused connections must not become a flood of log lines: those are counted.
@@ -74,12 +82,14 @@ export function buildApi(deps: ApiDeps): FastifyInstance {
   const sampledSpan = deps.tracer?.sampledSpan;
   if (sampledSpan === undefined)
     app.addHook('onResponse', (request, reply, done) => {
+      if (counting.streaming.has(request)) return done();
       const route = request.routeOptions.url ?? 'unmatched';
       metrics.observe(route, request.method, reply.statusCode, reply.elapsedTime / 1000);
       done();
     });
   else
     app.addHook('onResponse', (request, reply, done) => {
+      if (counting.streaming.has(request)) return done();
       const route = request.routeOptions.url ?? 'unmatched';
       const seconds = reply.elapsedTime / 1000;
       const span = sampledSpan(request);
@@ -97,6 +107,7 @@ export function buildApi(deps: ApiDeps): FastifyInstance {
     redis,
     logger: deps.logger,
     clock,
+    streamMetrics: counting.metrics,
     tracer: deps.tracer?.streams,
   });
   registerNearCacheMetrics(metrics.registry, side.cache);
@@ -136,7 +147,7 @@ export function buildApi(deps: ApiDeps): FastifyInstance {
       // Form bodies only (read-api.md "Request method notes"); JSON or text bodies get 415.
       api.removeAllContentTypeParsers();
       await api.register(formbody);
-      registerInstallationsRoute(api, ctx);
+      registerInstallationsRoute(api, ctx, createStreamCoders(config.api.compressedStreamsMax));
       registerDevicesRoute(api, ctx);
       registerEnergyFlowRoute(api, ctx);
       registerFlowStreamRoute(api, ctx, {
@@ -150,6 +161,7 @@ export function buildApi(deps: ApiDeps): FastifyInstance {
           perClient: config.api.maxConnectionsPerClient,
         }),
         trustedProxies: new Set(config.api.trustedProxies.map(clientOf)),
+        counting,
       });
       registerBulkFlowRoute(api, ctx);
       registerOpenApiRoute(api, config.api.basePath);
@@ -157,6 +169,6 @@ export function buildApi(deps: ApiDeps): FastifyInstance {
     { prefix: config.api.basePath },
   );
   registerOpsRoutes(app, { redis, metrics, keys: createKeys(config.redis.keyPrefix) });
-  registerPlayground(app, config);
+  registerPlayground(app, config, () => counting.metrics.refused('playground-proxy'));
   return app;
 }

@@ -22,7 +22,8 @@ export function registerHttpErrors(app: FastifyInstance): void {
   });
 
   app.setNotFoundHandler((request, reply) => {
-    const path = request.url.split('?', 1)[0] ?? '';
+    // A fragment is no part of the path (a client should not send one; some do).
+    const path = request.url.split(/[?#]/, 1)[0] ?? '';
     const methods = methodsByPath.get(path);
     if (methods) {
       reply.header('allow', [...methods].sort().join(', '));
@@ -51,7 +52,10 @@ export function handleHttpError(
   }
   const { name, message } =
     error instanceof Error ? error : { name: 'Error', message: String(error) };
-  request.log.error({ err: { name, message } }, 'unhandled error');
+  // A streamed answer whose client left before its headers: nothing failed on this side.
+  if ((error as { code?: string }).code === 'ERR_STREAM_PREMATURE_CLOSE') {
+    request.log.info({ err: { name, message } }, 'client closed the stream');
+  } else request.log.error({ err: { name, message } }, 'unhandled error');
   return sendError(reply, 'INTERNAL_ERROR');
 }
 

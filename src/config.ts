@@ -76,6 +76,9 @@ const envSchema = z.object({
   API_REDIS_REPLICA_URL: z.string().url().optional(),
   API_DOCS_UPSTREAM_URL: z.string().url().optional(), // default: the API itself
   API_DOCS_PROXY_TIMEOUT_MS: positiveInt.default(5_000),
+  // The playground proxy's own upstream pool and the streams it relays at once (docs/security.md).
+  API_DOCS_PROXY_CONNECTIONS: positiveInt.default(32),
+  API_DOCS_PROXY_STREAMS: positiveInt.default(16),
   API_QUOTA_REQUESTS_PER_MINUTE: z.coerce.number().int().min(0).default(0), // 0: quotas off
   API_NEAR_CACHE_ENTRIES: z.coerce.number().int().min(0).default(10_000), // 0: near-cache off
   API_NEAR_CACHE_MAX_AGE_MS: positiveInt.default(60_000),
@@ -84,6 +87,8 @@ const envSchema = z.object({
   API_STREAMS_MAX: z.coerce.number().int().min(0).default(2_048),
   API_STREAMS_PER_KEY: positiveInt.default(256), // per API process
   API_STREAMS_PER_APPLICATION: positiveInt.default(1_024), // per API process
+  // Streamed lists compressed at once per process; past it they go out as identity.
+  API_COMPRESSED_STREAMS_MAX: positiveInt.default(4),
   API_STREAM_HEARTBEAT_MS: positiveInt.max(15_000).default(10_000), // beyond.md: at least every 15 s
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
@@ -160,7 +165,12 @@ export interface Config {
     readonly replicaUrl: string | null;
     /** Where the docs playground's proxy sends try-it requests; null = this API itself. */
     readonly docsUpstreamUrl: string | null;
+    /** Until the upstream's headers; for a JSON answer, until its body too. */
     readonly docsProxyTimeoutMs: number;
+    /** Connections the proxy holds to its upstream at most. */
+    readonly docsProxyConnections: number;
+    /** Streams the proxy relays at once, all keys together. */
+    readonly docsProxyStreams: number;
     /** Default budget per application and minute; 0 = quotas off (beyond.md §6). */
     readonly quotaRequestsPerMinute: number;
     /** Installations the in-process near-cache holds (api/read-model/near-cache.ts); 0 = off. */
@@ -174,6 +184,8 @@ export interface Config {
     /** Open streams per key, per application and per client in this process; over it, 429. */
     readonly streamsPerKey: number;
     readonly streamsPerApplication: number;
+    /** Streamed getInstallations answers compressed at once; past it, identity. */
+    readonly compressedStreamsMax: number;
     /** How often an open stream gets a comment line. */
     readonly streamHeartbeatMs: number;
   };
@@ -264,6 +276,8 @@ export function loadConfig(env: Env = process.env): Config {
       replicaUrl: e.API_REDIS_REPLICA_URL ?? null,
       docsUpstreamUrl: e.API_DOCS_UPSTREAM_URL ?? null,
       docsProxyTimeoutMs: e.API_DOCS_PROXY_TIMEOUT_MS,
+      docsProxyConnections: e.API_DOCS_PROXY_CONNECTIONS,
+      docsProxyStreams: e.API_DOCS_PROXY_STREAMS,
       quotaRequestsPerMinute: e.API_QUOTA_REQUESTS_PER_MINUTE,
       nearCacheEntries: e.API_NEAR_CACHE_ENTRIES,
       nearCacheMaxAgeMs: e.API_NEAR_CACHE_MAX_AGE_MS,
@@ -271,6 +285,7 @@ export function loadConfig(env: Env = process.env): Config {
       maxStreams: e.API_STREAMS_MAX,
       streamsPerKey: e.API_STREAMS_PER_KEY,
       streamsPerApplication: e.API_STREAMS_PER_APPLICATION,
+      compressedStreamsMax: e.API_COMPRESSED_STREAMS_MAX,
       streamHeartbeatMs: e.API_STREAM_HEARTBEAT_MS,
     },
     logLevel: e.LOG_LEVEL,

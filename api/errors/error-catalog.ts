@@ -32,7 +32,7 @@ export const ERROR_CATALOG = {
   TOO_MANY_STREAMS: {
     status: 503,
     meaning:
-      'this API process holds as many open streams as it is configured for, or is shutting down; retry later or elsewhere (streams only)',
+      'this API process holds as many open streams as it is configured for, or is shutting down, or (through the playground proxy) the proxy relays as many as it may; retry later or elsewhere (streams only)',
   },
 } as const;
 

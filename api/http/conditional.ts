@@ -4,6 +4,11 @@
  * If-None-Match with the weak comparison RFC 9110 §13.1.2 asks for: `*`, or any listed tag
  * (with or without `W/`) equal to one of `tags`. Answers the tag that matched, else null.
  */
+/** If-None-Match names `*`: any current representation matches (RFC 9110 §13.1.2). */
+export function namesAnyTag(header: string): boolean {
+  return header.split(',').some((tag) => tag.trim() === '*');
+}
+
 export function matchingTag(header: string, tags: readonly string[]): string | null {
   const value = header.trim();
   if (value === '*') return tags[0] ?? null;

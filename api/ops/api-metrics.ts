@@ -1,5 +1,5 @@
 import { Counter, Registry } from 'prom-client';
-import type { DropReason } from '../../src/http/edge-server.js';
+import { DROP_REASONS, type DropReason } from '../../src/http/edge-server.js';
 import { openMetricsText } from '../../src/ops/open-metrics.js';
 import {
   createLabelledHistogram,
@@ -76,6 +76,8 @@ export function createApiMetrics(): ApiMetrics {
     labelNames: ['reason'] as const,
     registers: [registry],
   });
+  // Every reason from the start, so a rate or an alert has a series before the first drop.
+  for (const reason of DROP_REASONS) drops.inc({ reason }, 0);
   const exemplars = new Map([[latency.openMetric.name, latency.openMetric]]);
   return {
     registry,

@@ -14,7 +14,12 @@ import { registerPlaygroundHeaders } from './playground-headers.js';
 export const DOCS_PREFIX = '/docs';
 export const PROXY_PREFIX = `${DOCS_PREFIX}/proxy`;
 
-export function registerPlayground(app: FastifyInstance, config: Config): void {
+export function registerPlayground(
+  app: FastifyInstance,
+  config: Config,
+  /** Counts a stream the proxy refused for its own caps. */
+  streamRefused: () => void,
+): void {
   const basePath = config.api.basePath;
   // Same document as {base}/openapi.json, with the server pointed at the proxy.
   const document = JSON.stringify({
@@ -48,5 +53,8 @@ export function registerPlayground(app: FastifyInstance, config: Config): void {
     basePath,
     upstreamUrl: config.api.docsUpstreamUrl,
     timeoutMs: config.api.docsProxyTimeoutMs,
+    maxConnections: config.api.docsProxyConnections,
+    maxStreams: config.api.docsProxyStreams,
+    streamRefused,
   });
 }

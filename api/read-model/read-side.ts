@@ -2,6 +2,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../../src/config.js';
 import { createKeys } from '../../src/read-model/keys.js';
 import type { RedisClient } from '../../src/read-model/redis-connection.js';
+import type { StreamMetrics } from '../ops/stream-metrics.js';
 import { createApiReplicaRedis } from '../redis-client.js';
 import { createFlowStreams, type FlowStreams } from '../streams/flow-streams.js';
 import type { StreamTracer } from '../tracing/api-tracer.js';
@@ -34,6 +35,7 @@ export function createReadSide(deps: {
   redis: RedisClient;
   logger: FastifyBaseLogger;
   clock: () => number;
+  streamMetrics: StreamMetrics;
   /** Spans of the streams' pushes caused by traced writes; absent, tracing is off. */
   tracer?: StreamTracer;
 }): ReadSide {
@@ -71,6 +73,7 @@ export function createReadSide(deps: {
     maxStreams: api.maxStreams,
     heartbeatMs: api.streamHeartbeatMs,
     logger: deps.logger,
+    metrics: deps.streamMetrics,
     tracer: deps.tracer,
   });
   const views = createViewCache({ redis: deps.redis, keys, access, entries: VIEW_PAGES_KEPT });

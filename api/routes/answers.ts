@@ -75,14 +75,18 @@ function rateLimited(reply: FastifyReply, verdict: QuotaVerdict): FastifyReply {
   return sendError(reply, 'RATE_LIMITED');
 }
 
-/** Charges a streamed 200 before it starts; the 429 to send when over budget, else null. */
+/**
+ * Charges a streamed 200 (or the 304 answered instead of one) before it starts; the 429 to send
+ * when over budget, else null.
+ */
 export async function chargeStream(
   ctx: RouteContext,
   reply: FastifyReply,
   keyHash: string,
+  cost: number = FULL_COST,
 ): Promise<FastifyReply | null> {
   if (ctx.quotas === null) return null;
-  const charged = ctx.quotas.charge(keyHash, FULL_COST, ctx.clock());
+  const charged = ctx.quotas.charge(keyHash, cost, ctx.clock());
   const verdict = charged instanceof Promise ? await charged : charged;
   if (!verdict.allowed) return rateLimited(reply, verdict);
   setRateLimitHeaders(reply, verdict);

@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { forwardedClient } from '../../src/http/client-address.js';
 import { authenticatedKeyHash } from '../auth/authenticate.js';
 import { sendError } from '../errors/error-catalog.js';
+import type { StreamMetrics } from '../ops/stream-metrics.js';
 import { parseInstallationId } from '../params/installation-id.js';
 import type { Access } from '../read-model/api-reader.js';
 import type { InstallationRead, NearCache } from '../read-model/near-cache.js';
@@ -23,6 +24,14 @@ const BUSY_RETRY_AFTER = '5';
 const sendBusy = (reply: FastifyReply) =>
   sendError(reply.header('retry-after', BUSY_RETRY_AFTER), 'TOO_MANY_STREAMS');
 
+/** How a started stream is counted: once, when it ends (the onResponse hook leaves it alone). */
+export interface StreamCounting {
+  readonly metrics: StreamMetrics;
+  /** Requests whose answer is a stream, counted by `ended` instead of onResponse. */
+  readonly streaming: WeakSet<FastifyRequest>;
+  ended(request: FastifyRequest, seconds: number): void;
+}
+
 export function registerFlowStreamRoute(
   app: FastifyInstance,
   ctx: RouteContext,
@@ -31,8 +40,10 @@ export function registerFlowStreamRoute(
     streams: FlowStreams;
     limits: StreamLimits;
     trustedProxies: ReadonlySet<string>;
+    counting: StreamCounting;
   },
 ): void {
+  const { metrics } = deps.counting;
   const refusal = (reply: FastifyReply, result: Access<InstallationRead>) =>
     sendError(reply, result.kind === 'unauthorized' ? 'UNAUTHORIZED' : 'DOESNT_EXIST');
 
@@ -58,10 +69,14 @@ export function registerFlowStreamRoute(
       deps.trustedProxies,
     );
     const slot = deps.limits.take(keyHash, app, client);
-    if (!slot.ok) return sendStreamLimited(reply, slot);
+    if (!slot.ok) {
+      metrics.refused(slot.policy);
+      return sendStreamLimited(reply, slot);
+    }
     const reserved = deps.streams.reserve(id.id, keyHash, slot.release);
     if (reserved === null) {
       slot.release();
+      metrics.refused('streams-max');
       return sendBusy(reply);
     }
     let ticket: Awaited<typeof reserved>;
@@ -90,9 +105,12 @@ export function registerFlowStreamRoute(
     // Shutting down since the reservation: a stream started now would hold the close open.
     if (deps.streams.closing) {
       ticket.cancel();
+      metrics.refused('streams-max');
       return sendBusy(reply);
     }
     const lastEventId = request.headers['last-event-id'];
+    deps.counting.streaming.add(request);
+    reply.raw.once('close', () => deps.counting.ended(request, reply.elapsedTime / 1000));
     reply.hijack();
     ticket.start(reply.raw, result.value, typeof lastEventId === 'string' ? lastEventId : null);
     return reply;

@@ -1,12 +1,13 @@
 import { pipeline, Readable } from 'node:stream';
-import { createBrotliCompress, createGzip } from 'node:zlib';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { authenticatedKeyHash } from '../auth/authenticate.js';
 import { API_HEADERS } from '../edge/response-headers.js';
 import { sendError } from '../errors/error-catalog.js';
-import { chooseCoding } from '../http/compression.js';
+import { chooseCoding, type StreamCoders } from '../http/compression.js';
+import { namesAnyTag } from '../http/conditional.js';
 import { JSON_TYPE, representationOf } from '../http/representation.js';
 import { cursorAfter, MAX_PAGE_LIMIT, parsePage } from '../params/page.js';
+import { NOT_MODIFIED_COST } from '../quotas/quota.js';
 import type { StoredInstallation } from '../read-model/api-reader.js';
 import { answerBadParameters, answerBody, chargeStream } from './answers.js';
 import { installationsBody, installationsStream } from './envelopes.js';
@@ -18,7 +19,12 @@ import { authenticatedRoute, type Params, type RouteContext } from './route-cont
 // costs the API one page of memory, and carries no ETag (a tag of bytes not yet read cannot
 // head them). With `limit`, one page and its `nextCursor`.
 
-export function registerInstallationsRoute(app: FastifyInstance, ctx: RouteContext): void {
+export function registerInstallationsRoute(
+  app: FastifyInstance,
+  ctx: RouteContext,
+  /** Coders of streamed lists, bounded per process (compression.ts). */
+  coders: StreamCoders,
+): void {
   app.route({
     method: ['GET', 'POST'],
     url: '/getInstallations',
@@ -32,7 +38,7 @@ export function registerInstallationsRoute(app: FastifyInstance, ctx: RouteConte
       if (result.kind !== 'ok') return sendError(reply, 'UNAUTHORIZED');
       const { installations, more, memo } = result.value;
       if (params.page === null && more) {
-        return streamAll(ctx, request, reply, keyHash, result.value.app, installations);
+        return streamAll(ctx, coders, request, reply, keyHash, result.value.app, installations);
       }
       const last = installations[installations.length - 1];
       const next = params.page !== null && more && last ? cursorAfter(last.id) : null;
@@ -47,12 +53,20 @@ export function registerInstallationsRoute(app: FastifyInstance, ctx: RouteConte
 
 async function streamAll(
   ctx: RouteContext,
+  coders: StreamCoders,
   request: FastifyRequest,
   reply: FastifyReply,
   keyHash: string,
   app: number,
   first: readonly StoredInstallation[],
 ): Promise<FastifyReply> {
+  // `If-None-Match: *` holds for any list there is: 304, as a buffered answer would give.
+  const ifNoneMatch = request.headers['if-none-match'];
+  if (ifNoneMatch !== undefined && namesAnyTag(ifNoneMatch)) {
+    const refused = await chargeStream(ctx, reply, keyHash, NOT_MODIFIED_COST);
+    if (refused) return refused;
+    return reply.code(304).headers(API_HEADERS).header('vary', 'Accept-Encoding').send();
+  }
   const refused = await chargeStream(ctx, reply, keyHash);
   if (refused) return refused;
   const { reader } = ctx;
@@ -78,8 +92,8 @@ async function streamAll(
   // (pipeline carries a failed read to the coder), so the client sees an incomplete body, never
   // a complete-looking wrong one.
   const body = Readable.from(pages(), { objectMode: false });
-  if (coding === null) return reply.send(body);
+  const coder = coding === null ? null : coders.take(coding);
+  if (coding === null || coder === null) return reply.send(body);
   reply.header('content-encoding', coding);
-  const coder = coding === 'br' ? createBrotliCompress() : createGzip();
   return reply.send(pipeline(body, coder, () => undefined));
 }

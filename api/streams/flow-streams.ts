@@ -2,6 +2,7 @@ import type { ServerResponse } from 'node:http';
 import type { FastifyBaseLogger } from 'fastify';
 import { errorBody } from '../errors/error-catalog.js';
 import { etagOf } from '../http/etag.js';
+import type { StreamEnd, StreamMetrics } from '../ops/stream-metrics.js';
 import type { Access } from '../read-model/api-reader.js';
 import type { ChangeSubscriber } from '../read-model/change-subscriber.js';
 import { currentFlow } from '../read-model/flow-freshness.js';
@@ -72,6 +73,8 @@ export function createFlowStreams(deps: {
   maxStreams: number;
   heartbeatMs: number;
   logger: FastifyBaseLogger;
+  /** Opens and how streams end. */
+  metrics: StreamMetrics;
   /** Spans of pushes caused by traced writes; absent, tracing is off. */
   tracer?: StreamTracer;
 }): FlowStreams {
@@ -101,16 +104,17 @@ export function createFlowStreams(deps: {
   function write(s: Stream, chunk: string): boolean {
     if (s.closed) return false;
     if (s.res.writableLength > MAX_BUFFERED_BYTES) {
-      end(s);
+      end(s, 'slow-reader');
       return false;
     }
     s.res.write(chunk);
     return true;
   }
 
-  function end(s: Stream): void {
+  function end(s: Stream, reason: StreamEnd): void {
     if (s.closed) return;
     s.closed = true;
+    deps.metrics.closed(reason);
     if (s.timer) clearTimeout(s.timer);
     const group = byInstallation.get(s.id);
     group?.delete(s);
@@ -127,7 +131,7 @@ export function createFlowStreams(deps: {
     if (result.kind !== 'ok') {
       const code = result.kind === 'absent' ? 'DOESNT_EXIST' : 'UNAUTHORIZED';
       const sent = write(s, revokedEvent(errorBody(code)));
-      end(s);
+      end(s, 'revoked');
       return sent ? 'revoked' : 'closed';
     }
     const nowMs = deps.clock();
@@ -189,7 +193,7 @@ export function createFlowStreams(deps: {
         push?.end('failed');
         // Redis failed: the client reconnects (EventSource does) and gets a fresh answer.
         deps.logger.warn({ err: { message: (error as Error).message } }, 'stream re-read failed');
-        end(s);
+        end(s, 'error');
       },
     );
   }
@@ -221,7 +225,8 @@ export function createFlowStreams(deps: {
             closed: false,
             writes: null,
           };
-          res.on('close', () => end(s));
+          res.on('close', () => end(s, 'client'));
+          deps.metrics.opened();
           res.writeHead(200, SSE_HEADERS);
           // A client resuming at the current ETag gets no event yet: it must see the answer.
           res.flushHeaders();
@@ -245,7 +250,8 @@ export function createFlowStreams(deps: {
     close() {
       closing = true;
       clearInterval(heartbeat);
-      for (const group of [...byInstallation.values()]) for (const s of [...group]) end(s);
+      for (const group of [...byInstallation.values()])
+        for (const s of [...group]) end(s, 'shutdown');
     },
   };
 }

@@ -41,7 +41,8 @@ export const REFUSAL_STATUS: Readonly<Record<EdgeRefusal, number>> = {
  * request were at their bound (or sending none in time), cut for not reading, or closed to make
  * room for another client's (idle or over its share).
  */
-export type DropReason = 'max-connections' | 'per-client' | 'stalled' | 'reclaimed';
+export const DROP_REASONS = ['max-connections', 'per-client', 'stalled', 'reclaimed'] as const;
+export type DropReason = (typeof DROP_REASONS)[number];
 
 export interface EdgeServerLimits {
   readonly headersTimeoutMs: number;
@@ -254,8 +255,16 @@ export function answerResponse(
   res.end(body);
 }
 
-/** Writes a refusal straight to a socket that has no response object, then closes it. */
-export function answerSocket(socket: Socket, code: EdgeRefusal, hooks: EdgeServerHooks): void {
+/**
+ * Writes a refusal straight to a socket that has no response object, then closes it. To a HEAD
+ * (RFC 9110 §9.3.2) the head alone: its Content-Length is the body's a GET would get.
+ */
+export function answerSocket(
+  socket: Socket,
+  code: EdgeRefusal,
+  hooks: EdgeServerHooks,
+  head = false,
+): void {
   const status = REFUSAL_STATUS[code];
   const body = hooks.body(code);
   const headers = Object.entries(hooks.headers)
@@ -263,7 +272,7 @@ export function answerSocket(socket: Socket, code: EdgeRefusal, hooks: EdgeServe
     .join('');
   socket.end(
     `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: ${JSON_TYPE}\r\n${headers}` +
-      `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+      `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${head ? '' : body}`,
   );
 }
 
@@ -272,7 +281,7 @@ export function answerSocket(socket: Socket, code: EdgeRefusal, hooks: EdgeServe
  * the refusal written to the socket, then closed.
  */
 export function createClientErrorHandler(hooks: EdgeServerHooks) {
-  return (error: Error & { code?: string }, socket: Socket): void => {
+  return (error: Error & { code?: string; rawPacket?: unknown }, socket: Socket): void => {
     // A reset or closed connection has no one to answer.
     if (error.code === 'ECONNRESET' || socket.destroyed || !socket.writable) {
       socket.destroy();
@@ -287,9 +296,14 @@ export function createClientErrorHandler(hooks: EdgeServerHooks) {
       return;
     }
     hooks.record(code, error.code ?? 'client error');
-    answerSocket(socket, code, hooks);
+    // The method is all that is read of what could not be parsed: a HEAD gets no body.
+    answerSocket(socket, code, hooks, isHead(error.rawPacket));
   };
 }
+
+/** Node's parse errors carry the bytes they read as `rawPacket`. */
+const isHead = (packet: unknown): boolean =>
+  Buffer.isBuffer(packet) && packet.subarray(0, 5).toString('latin1') === 'HEAD ';
 
 export function clientErrorCode(nodeCode: string | undefined): EdgeRefusal {
   if (nodeCode === 'ERR_HTTP_REQUEST_TIMEOUT') return 'REQUEST_TIMEOUT';

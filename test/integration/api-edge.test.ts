@@ -149,6 +149,41 @@ describe('HTTP edge', () => {
     }
   });
 
+  it('answers another method on a known route 405, also with a fragment in the target', async () => {
+    for (const target of [`${base}/getInstallations#frag`, `${base}/getInstallations?x=1#frag`]) {
+      const answer = await rawRequest(
+        port,
+        `PROPFIND ${target} HTTP/1.1\r\nHost: localhost\r\n\r\n`,
+        {
+          untilAnswer: true,
+        },
+      );
+      envelope(answer, 405, 'METHOD_NOT_ALLOWED');
+      expect(answer.headers.allow).toBe('GET, HEAD, POST');
+    }
+  });
+
+  it('answers a HEAD refused before parsing (bad target, huge headers) with the head alone', async () => {
+    const big = 'a'.repeat(api.config.api.maxHeaderBytes);
+    for (const [request, status] of [
+      ['HEAD /\x7f HTTP/1.1\r\nHost: localhost\r\n\r\n', 400],
+      [`HEAD /healthz HTTP/1.1\r\nHost: localhost\r\nX-Big: ${big}\r\n\r\n`, 431],
+      [`HEAD /${'p'.repeat(17_000)} HTTP/1.1\r\nHost: localhost\r\n\r\n`, 431],
+    ] as const) {
+      const answer = await rawRequest(port, request);
+      expect(answer.status, request.slice(0, 20)).toBe(status);
+      expect(Number(answer.headers['content-length'])).toBeGreaterThan(0);
+      // Everything written ends with the blank line after the head: no body bytes follow.
+      expect(answer.text.endsWith('\r\n\r\n'), request.slice(0, 20)).toBe(true);
+    }
+    // A GET refused the same way still gets its envelope.
+    envelope(
+      await rawRequest(port, 'GET /\x7f HTTP/1.1\r\nHost: localhost\r\n\r\n'),
+      400,
+      'BAD_REQUEST',
+    );
+  });
+
   it('answers 401 to a repeated Authorization or Api-Key, even when each is the live key', async () => {
     const target = `${base}/getInstallations`;
     const once = await rawRequest(port, getRequest(target, [`Authorization: Bearer ${key}`]));

@@ -32,6 +32,10 @@ function promClientMetrics() {
     labelNames: ['reason'],
     registers: [registry],
   });
+  // Every drop reason written from the start, at 0.
+  for (const reason of ['max-connections', 'per-client', 'stalled', 'reclaimed']) {
+    drops.inc({ reason }, 0);
+  }
   return {
     registry,
     observe(route: string, method: string, status: number, seconds: number) {

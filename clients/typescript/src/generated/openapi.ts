@@ -2268,7 +2268,7 @@ export interface operations {
                     "application/json": components["schemas"]["FlowStreamError500"];
                 };
             };
-            /** @description `TOO_MANY_STREAMS`: this API process holds as many open streams as it is configured for, or is shutting down; retry later or elsewhere (streams only); `SERVER_BUSY`: the server holds `API_MAX_CONNECTIONS` connections and none could be reclaimed for this one; with `Retry-After` */
+            /** @description `TOO_MANY_STREAMS`: this API process holds as many open streams as it is configured for, or is shutting down, or (through the playground proxy) the proxy relays as many as it may; retry later or elsewhere (streams only); `SERVER_BUSY`: the server holds `API_MAX_CONNECTIONS` connections and none could be reclaimed for this one; with `Retry-After` */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2357,7 +2357,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description `TOO_MANY_STREAMS`: this API process holds as many open streams as it is configured for, or is shutting down; retry later or elsewhere (streams only); `SERVER_BUSY`: the server holds `API_MAX_CONNECTIONS` connections and none could be reclaimed for this one; with `Retry-After` */
+            /** @description `TOO_MANY_STREAMS`: this API process holds as many open streams as it is configured for, or is shutting down, or (through the playground proxy) the proxy relays as many as it may; retry later or elsewhere (streams only); `SERVER_BUSY`: the server holds `API_MAX_CONNECTIONS` connections and none could be reclaimed for this one; with `Retry-After` */
             503: {
                 headers: {
                     [name: string]: unknown;

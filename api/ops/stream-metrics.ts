@@ -1,0 +1,74 @@
+import { Counter, Gauge, type Registry } from 'prom-client';
+import type { StreamPolicy } from '../streams/stream-limits.js';
+
+// The energy-flow streams of this process: how many are open, how they end, and which limit
+// refused the ones that never started (docs/operations.md "Streams"). Every label value is
+// written from the start at 0, so a rate or an alert has a series before the first event.
+
+/** Why a stream ended: its client left, access ended, it stopped reading, shutdown, a failed re-read. */
+export const STREAM_END_REASONS = [
+  'client',
+  'revoked',
+  'slow-reader',
+  'shutdown',
+  'error',
+] as const;
+export type StreamEnd = (typeof STREAM_END_REASONS)[number];
+
+/** The caps of docs/security.md: per key, application, client, the process, the playground proxy. */
+export const STREAM_REFUSALS = [
+  'streams-per-key',
+  'streams-per-application',
+  'streams-per-client',
+  'streams-max',
+  'playground-proxy',
+] as const satisfies readonly (StreamPolicy | string)[];
+export type StreamRefusal = (typeof STREAM_REFUSALS)[number];
+
+export interface StreamMetrics {
+  opened(): void;
+  closed(reason: StreamEnd): void;
+  refused(limit: StreamRefusal): void;
+}
+
+export function createStreamMetrics(registry: Registry): StreamMetrics {
+  let open = 0;
+  const opens = new Counter({
+    name: 'api_stream_opens_total',
+    help: 'Energy-flow streams started (headers sent)',
+    registers: [registry],
+  });
+  const closes = new Counter({
+    name: 'api_stream_closes_total',
+    help: 'Energy-flow streams ended, by reason: client (the client left), revoked (access ended), slow-reader (over 1 MiB unsent), shutdown, error (a re-read failed)',
+    labelNames: ['reason'] as const,
+    registers: [registry],
+  });
+  const refusals = new Counter({
+    name: 'api_stream_refusals_total',
+    help: 'Stream requests refused by a concurrency cap: streams-per-key, -application, -client (429), streams-max (503, API_STREAMS_MAX or shutting down), playground-proxy (503, the proxy relays as many as it may)',
+    labelNames: ['limit'] as const,
+    registers: [registry],
+  });
+  new Gauge({
+    name: 'api_streams_open',
+    help: 'Energy-flow streams open in this process (API_STREAMS_MAX caps them)',
+    registers: [registry],
+    collect() {
+      this.set(open);
+    },
+  });
+  for (const reason of STREAM_END_REASONS) closes.inc({ reason }, 0);
+  for (const limit of STREAM_REFUSALS) refusals.inc({ limit }, 0);
+  return {
+    opened() {
+      open++;
+      opens.inc();
+    },
+    closed(reason) {
+      open--;
+      closes.inc({ reason });
+    },
+    refused: (limit) => refusals.inc({ limit }),
+  };
+}
