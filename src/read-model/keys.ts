@@ -22,7 +22,8 @@ export interface ReadModelKeys {
   acl(installationId: InstallationId): string;
   /**
    * hash, one per API key hash (a copy of its `apiKey.created`/`revoked` facts): `app` ->
-   * applicationId, `exp` -> expiresAt epoch ms (`0` = never), `revoked` -> '1' or '0'.
+   * applicationId, `exp` -> expiresAt epoch ms ('' = never), `revoked` -> '1' or '0', `v` -> '2'
+   * (the format; key-status-codec.ts reads `exp`, also of records written before it).
    */
   keyStatus(keyHash: string): string;
   /**
