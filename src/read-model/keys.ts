@@ -77,7 +77,7 @@ export function parseDeviceField(
   return { category, deviceId: Number(field.slice(sep + 1)) };
 }
 
-/** string: epoch ms of the installation's latest deletion; older events must not resurrect it. */
+/** string: epoch ms of the installation's latest deletion; events at or before it must not resurrect it. */
 export const deletionMarkerKey = (keys: ReadModelKeys, installationId: InstallationId): string =>
   keys.internalOf(installationId, 'gone');
 
