@@ -1,3 +1,5 @@
+import { isUnexpired } from '../../src/domain/access-rule.js';
+import { decodeKeyExpiry } from '../../src/read-model/key-status-codec.js';
 import { accessChannel, type ReadModelKeys } from '../../src/read-model/keys.js';
 import { duplicateConnection, type RedisClient } from '../../src/read-model/redis-connection.js';
 import { slotRouter } from './slot-router.js';
@@ -10,10 +12,10 @@ import { slotRouter } from './slot-router.js';
 // (write-status-1.lua): an announcement, a lost connection or `maxAgeMs` drops what was kept, and
 // a read that raced an announcement is not kept. Without the channel every request reads them.
 
-/** A live key: the application whose grants it reads, and when it expires (0 = never). */
+/** A live key: the application whose grants it reads, and when it expires (epoch ms; null = never). */
 export interface KeyGrant {
   readonly app: number;
-  readonly expiresAtMs: number;
+  readonly expiresAtMs: number | null;
 }
 
 export interface KeyAccess {
@@ -31,7 +33,7 @@ export interface KeyAccess {
 
 interface KeyRecord {
   readonly app: number;
-  readonly expiresAtMs: number;
+  readonly expiresAtMs: number | null;
   readonly revoked: boolean;
 }
 
@@ -111,10 +113,14 @@ export function createKeyAccess(deps: {
     if (kept) return kept.value;
     const begun = era;
     const key = keys.keyStatus(keyHash);
-    const [app, exp, revoked] = await sendTo(key, (r) => r.hmget(key, 'app', 'exp', 'revoked'));
+    const [app, exp, revoked, version] = await sendTo(key, (r) =>
+      r.hmget(key, 'app', 'exp', 'revoked', 'v'),
+    );
+    // An expiry this reader cannot place (key-status-codec.ts) refuses the key: never "never".
+    const expiresAtMs = decodeKeyExpiry(exp ?? null, version ?? null);
     const record =
-      app && exp !== null && Number.isSafeInteger(Number(app)) && Number.isFinite(Number(exp))
-        ? { app: Number(app), expiresAtMs: Number(exp), revoked: revoked !== '0' }
+      app && expiresAtMs !== undefined && Number.isSafeInteger(Number(app))
+        ? { app: Number(app), expiresAtMs, revoked: revoked !== '0' }
         : null;
     keep(keyRecords, keyHash, record, begun);
     return record;
@@ -132,10 +138,7 @@ export function createKeyAccess(deps: {
   }
 
   const grantOf = (record: KeyRecord | null, live: boolean, nowMs: number): KeyGrant | null =>
-    record !== null &&
-    live &&
-    !record.revoked &&
-    (record.expiresAtMs === 0 || nowMs < record.expiresAtMs)
+    record !== null && live && !record.revoked && isUnexpired(record.expiresAtMs, nowMs)
       ? record
       : null;
 

@@ -69,8 +69,8 @@ export interface Snapshot {
 export type Part = 'flow' | 'all';
 
 export interface InstallationRead {
-  /** The key's expiry (epoch ms, 0 = never). */
-  readonly keyExpiresAtMs: number;
+  /** The key's expiry (epoch ms, null = never). */
+  readonly keyExpiresAtMs: number | null;
   readonly snapshot: Snapshot;
 }
 

@@ -147,7 +147,7 @@ export function createFlowStreams(deps: {
     // The flow changes by time alone after validUntil; the key stops at its expiry.
     let next = Number.POSITIVE_INFINITY;
     if (flow.validUntilMs > 0) next = flow.validUntilMs + 1;
-    if (keyExpiresAtMs > 0) next = Math.min(next, keyExpiresAtMs);
+    if (keyExpiresAtMs !== null) next = Math.min(next, keyExpiresAtMs);
     if (s.timer) clearTimeout(s.timer);
     s.timer = null;
     if (next !== Number.POSITIVE_INFINITY) {

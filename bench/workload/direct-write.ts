@@ -7,6 +7,7 @@ import {
 } from '../../src/domain/energy-flow.js';
 import { serializeInstallation } from '../../src/domain/installation.js';
 import { writeEpoch } from '../../src/read-model/epoch.js';
+import { encodeKeyExpiry, KEY_STATUS_VERSION } from '../../src/read-model/key-status-codec.js';
 import { createKeys, deviceField } from '../../src/read-model/keys.js';
 import { createInstallationProfile } from '../../tools/sim/installations.js';
 import { fullState, stateEvent } from './device-state.js';
@@ -77,7 +78,12 @@ export async function writeReadModel(
     for (let i = 0; i < view.length; i += 1000)
       pipeline.zadd(keys.appView(appId), ...view.slice(i, i + 1000));
     pipeline.hset(keys.appStatus(appId), { enabled: '1', deleted: '0' });
-    pipeline.hset(keys.keyStatus(app.key.keyHash), { app: String(appId), exp: '0', revoked: '0' });
+    pipeline.hset(keys.keyStatus(app.key.keyHash), {
+      app: String(appId),
+      exp: encodeKeyExpiry(null),
+      revoked: '0',
+      v: KEY_STATUS_VERSION,
+    });
     await exec(pipeline);
   }
   // Complete by construction: without the marker the API's /readyz answers 503 (model lost).

@@ -29,7 +29,7 @@ export function mayAccess(facts: AccessFacts): boolean {
 
 export interface KeyFacts {
   readonly revoked: boolean;
-  /** Epoch ms; null = never expires. */
+  /** Epoch ms, any instant (the epoch and before it too); null = never expires. */
   readonly expiresAtMs: number | null;
 }
 
@@ -44,10 +44,13 @@ export function isKeyLive(
   application: ApplicationFacts | null,
   nowMs: number,
 ): boolean {
-  if (key.revoked) return false;
-  if (key.expiresAtMs !== null && nowMs >= key.expiresAtMs) return false;
+  if (key.revoked || !isUnexpired(key.expiresAtMs, nowMs)) return false;
   return application?.enabled === true && !application.deleted;
 }
+
+/** Not expired at `nowMs`: the key stops working at its expiresAt (null: never). */
+export const isUnexpired = (expiresAtMs: number | null, nowMs: number): boolean =>
+  expiresAtMs === null || nowMs < expiresAtMs;
 
 const API_KEY = /^itk_[A-Za-z0-9]{32,64}$/;
 

@@ -3,6 +3,7 @@ import { parseDateTime } from '../domain/date-time.js';
 import type { AccessEvent } from '../domain/events.js';
 import { accessFactKeys } from './access-facts.js';
 import { execOrThrow } from './exec.js';
+import { encodeKeyExpiry, KEY_STATUS_VERSION } from './key-status-codec.js';
 import { accessChannel, applicationQuotaKey, type ReadModelKeys } from './keys.js';
 import type { RedisClient } from './redis-connection.js';
 import { type ScriptedPipeline, scriptedPipeline, withScripts } from './scripts.js';
@@ -77,7 +78,11 @@ export function createAccessFactStore(deps: {
 
   async function applyKeyCreated(event: AccessEvent & { type: 'apiKey.created' }) {
     const [oldApp, oldHash] = await conn.hmget(k.key(event.keyId), 'app', 'hash');
-    const exp = event.expiresAt === null ? 0 : (parseDateTime(event.expiresAt) ?? 0);
+    const expiresAtMs = event.expiresAt === null ? null : parseDateTime(event.expiresAt);
+    // Validated by the schema: a date that does not parse must never read as "never expires".
+    if (expiresAtMs === null && event.expiresAt !== null)
+      throw new RangeError(`expiresAt not validated: ${event.expiresAt}`);
+    const exp = encodeKeyExpiry(expiresAtMs);
     await run((p) => {
       if (oldApp && Number(oldApp) !== event.applicationId)
         p.srem(k.appKeys(Number(oldApp)), event.keyId);
@@ -89,16 +94,20 @@ export function createAccessFactStore(deps: {
       p.hset(k.key(event.keyId), {
         app: String(event.applicationId),
         hash: event.keyHash,
-        exp: String(exp),
+        exp,
         revoked: '0',
+        v: KEY_STATUS_VERSION,
       });
       status(p, deps.keys.keyStatus(event.keyHash), `k:${event.keyHash}`, [
         'app',
         String(event.applicationId),
         'exp',
-        String(exp),
+        exp,
         'revoked',
         '0',
+        // With `exp`, in one script (key-status-codec.ts): no reader sees one without the other.
+        'v',
+        KEY_STATUS_VERSION,
       ]);
       p.sadd(k.appKeys(event.applicationId), event.keyId);
     });

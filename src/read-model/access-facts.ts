@@ -10,7 +10,7 @@ export function accessFactKeys(keys: ReadModelKeys) {
     app: (appId: number) => keys.appStatus(appId),
     /** set of keyIds created for the application */
     appKeys: (appId: number) => keys.internalOfApp(appId, 'keys'),
-    /** hash app, hash, exp (epoch ms, 0 = never), revoked ('1'/'0') */
+    /** hash app, hash, exp (key-status-codec.ts: epoch ms, '' = never), revoked ('1'/'0'), v */
     key: (keyId: string) => keys.internal('key', keyId),
     /** set of installationIds the application holds a grant for */
     appGrants: (appId: number) => keys.internalOfApp(appId, 'grants'),

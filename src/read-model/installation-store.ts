@@ -12,8 +12,8 @@ import type { RedisClient } from './redis-connection.js';
 import { scriptedPipeline, withScripts } from './scripts.js';
 
 // Installation records and their deletion. Upserts are last-writer-wins by occurredAt in Lua on
-// the installation's own slot; a deletion leaves a marker of its time (older upserts and older
-// telemetry are ignored), bumps the installation's revision (the telemetry owner's copy is then
+// the installation's own slot; a deletion leaves a marker of its time (upserts and telemetry
+// dated at or before it are ignored: a deletion wins a tie, whichever arrives first), bumps the installation's revision (the telemetry owner's copy is then
 // reloaded) and releases the device index entries that still point at it.
 
 export interface UpsertResult {

@@ -22,7 +22,8 @@ export interface ReadModelKeys {
   acl(installationId: InstallationId): string;
   /**
    * hash, one per API key hash (a copy of its `apiKey.created`/`revoked` facts): `app` ->
-   * applicationId, `exp` -> expiresAt epoch ms (`0` = never), `revoked` -> '1' or '0'.
+   * applicationId, `exp` -> expiresAt epoch ms ('' = never), `revoked` -> '1' or '0', `v` -> '2'
+   * (the format; key-status-codec.ts reads `exp`, also of records written before it).
    */
   keyStatus(keyHash: string): string;
   /**
@@ -76,7 +77,7 @@ export function parseDeviceField(
   return { category, deviceId: Number(field.slice(sep + 1)) };
 }
 
-/** string: epoch ms of the installation's latest deletion; older events must not resurrect it. */
+/** string: epoch ms of the installation's latest deletion; events at or before it must not resurrect it. */
 export const deletionMarkerKey = (keys: ReadModelKeys, installationId: InstallationId): string =>
   keys.internalOf(installationId, 'gone');
 

@@ -1,5 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hashApiKey } from '../../src/domain/access-rule.js';
+import { createKeys } from '../../src/read-model/keys.js';
 import { recordFigures } from '../support/figures.js';
+import { testRedis, waitFor } from '../support/stack.js';
 import { installation, newApiKey } from '../support-api/fixtures.js';
 import { type E2eStack, msUntil, startE2eStack } from './support/e2e-stack.js';
 import {
@@ -17,6 +20,7 @@ import {
 // Access facts produced to Kafka, read back over HTTP; changes must reach the API within the
 // documented bound (docs/api.md: 1 s from produce).
 const BOUND_MS = 1_000;
+const UNAUTHORIZED = { valid: false, error: 'UNAUTHORIZED' };
 
 describe('e2e: access changes through Kafka to the API', () => {
   let stack: E2eStack;
@@ -74,6 +78,51 @@ describe('e2e: access changes through Kafka to the API', () => {
     const devices = await stack.call('/getInstallationDevices?installationId=501', userKey);
     expect(devices.status).toBe(200);
     expect(devices.body.installationId).toBe(501);
+  });
+
+  it('refuses keys expiring at the epoch, before it and the millisecond after; serves none and future', async () => {
+    // No instant means "never" (src/read-model/key-status-codec.ts), the epoch included.
+    const expiries: Array<[string, string | null, number]> = [
+      ['epoch', '1970-01-01T00:00:00Z', 401],
+      ['before the epoch', '1969-12-31T23:59:59Z', 401],
+      ['the millisecond after', '1970-01-01T00:00:00.001Z', 401],
+      ['no expiresAt', null, 200],
+      ['future', new Date(Date.now() + 86_400_000).toISOString(), 200],
+    ];
+    const keys = expiries.map(() => newApiKey());
+    await stack.produce('installations', ...spread(installationUpserted(installation(503), null)));
+    await access(applicationUpserted(19, { type: 'user', id: 6 }));
+    await access(grant(true, 19, 503));
+    await access(membership(true, 6, 503));
+    for (const [i, [name, expiresAt]] of expiries.entries())
+      await access(apiKeyCreated(`expiry-${name}`, 19, keys[i] as string, expiresAt));
+    // Asked only once the consumers wrote every key's status, so no answer predates its fact.
+    const redis = testRedis();
+    const readModel = createKeys(stack.config.redis.keyPrefix);
+    try {
+      await waitFor('every key status written', async () => {
+        for (const key of keys)
+          if ((await redis.exists(readModel.keyStatus(hashApiKey(key)))) === 0) return undefined;
+        return true;
+      });
+    } finally {
+      redis.disconnect();
+    }
+    await msUntil('the live keys read 503', Date.now(), async () => {
+      const r = await stack.call('/getInstallationDevices?installationId=503', keys[3] as string);
+      return r.status === 200;
+    });
+    for (const [i, [name, , status]] of expiries.entries()) {
+      for (const path of [
+        '/getInstallations',
+        '/getInstallationDevices?installationId=503',
+        '/getInstallationCurrentEnergyFlow?installationId=503',
+      ]) {
+        const r = await stack.call(path, keys[i] as string);
+        expect(r.status, `${name} ${path}`).toBe(status);
+        if (status === 401) expect(r.body, `${name} ${path}`).toEqual(UNAUTHORIZED);
+      }
+    }
   });
 
   it('stops a revoked key within the bound while the rotated one keeps working', async () => {

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hashApiKey } from '../../src/domain/access-rule.js';
 import { refusedWithin } from '../support-api/access-ends.js';
 import { testApi } from '../support-api/api-harness.js';
 import { device, installation, newApiKey } from '../support-api/fixtures.js';
@@ -152,6 +153,50 @@ describe('API authentication', () => {
       await clocked.close();
     }
     expect((await get('/getInstallations', { 'api-key': key })).statusCode).toBe(200);
+  });
+
+  it('refuses a key expiring at the epoch, before it or the millisecond after; serves none and future', async () => {
+    // No instant stands for "never" (key-status-codec.ts): the epoch is an instant like another.
+    const cases: Array<[string, number | null, number]> = [
+      ['epoch', Date.parse('1970-01-01T00:00:00Z'), 401],
+      ['before the epoch', Date.parse('1969-12-31T23:59:59Z'), 401],
+      ['the millisecond after', Date.parse('1970-01-01T00:00:00.001Z'), 401],
+      ['no expiresAt', null, 200],
+      ['future', Date.now() + 86_400_000, 200],
+    ];
+    let app = 40;
+    for (const [name, expiresAtMs, status] of cases) {
+      const key = newApiKey();
+      await api.seed.liveKey(key, { app: app++, expiresAtMs, installations: [inst] });
+      for (const url of [
+        '/getInstallations',
+        '/getInstallationDevices?installationId=101',
+        '/getInstallationCurrentEnergyFlow?installationId=101',
+      ]) {
+        const res = await get(url, { 'api-key': key });
+        expect(res.statusCode, `${name} ${url}`).toBe(status);
+        if (status === 401) expect(res.json(), `${name} ${url}`).toEqual(UNAUTHORIZED);
+      }
+    }
+  });
+
+  it('reads a key status written before format 2 as meant, and the epoch once rewritten', async () => {
+    // A consumer before format 2 wrote `exp` 0 (and no `v`) both for "never" and for the epoch.
+    // Such a record keeps working (a key issued without expiry must not stop on an upgrade);
+    // applying the key's fact again, as a rebuild does, writes format 2 and refuses the epoch.
+    const key = newApiKey();
+    await api.seed.liveKey(key, { app: 50, installations: [inst] });
+    const hash = hashApiKey(key);
+    await api.redis.hdel(api.seed.keys.keyStatus(hash), 'v');
+    await api.redis.hset(api.seed.keys.keyStatus(hash), 'exp', '0');
+    expect((await get('/getInstallations', { 'api-key': key })).statusCode).toBe(200);
+    await api.seed.liveKey(key, { app: 50, expiresAtMs: 0, installations: [inst] });
+    await refusedWithin(
+      'epoch key rewritten',
+      Date.now(),
+      async () => [(await get('/getInstallations', { 'api-key': key })).statusCode],
+      [401],
+    );
   });
 
   it('checks auth before parameters', async () => {

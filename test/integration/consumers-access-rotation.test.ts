@@ -2,6 +2,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { hashApiKey, isKeyLive } from '../../src/domain/access-rule.js';
 import type { AccessEvent } from '../../src/domain/events.js';
 import { createAccessFactStore } from '../../src/read-model/access-fact-store.js';
+import { decodeKeyExpiry } from '../../src/read-model/key-status-codec.js';
 import type { ReadModelKeys } from '../../src/read-model/keys.js';
 import type { RedisClient } from '../../src/read-model/redis-connection.js';
 import { dropPrefix, testRedis, uniqueId } from '../support/stack.js';
@@ -55,10 +56,11 @@ function cutAfter(conn: RedisClient, writes: number): RedisClient {
 /** Whether the key works now, from its status and its application's (what the API checks). */
 async function live(keys: ReadModelKeys, hash: string): Promise<boolean> {
   const k = await redis.hgetall(keys.keyStatus(hash));
-  if (k.app === undefined) return false;
+  const expiresAtMs = decodeKeyExpiry(k.exp ?? null, k.v ?? null);
+  if (k.app === undefined || expiresAtMs === undefined) return false;
   const a = await redis.hgetall(keys.appStatus(Number(k.app)));
   return isKeyLive(
-    { revoked: k.revoked !== '0', expiresAtMs: k.exp === '0' ? null : Number(k.exp) },
+    { revoked: k.revoked !== '0', expiresAtMs },
     a.enabled === undefined ? null : { enabled: a.enabled === '1', deleted: a.deleted === '1' },
     Date.now(),
   );
@@ -98,14 +100,16 @@ it.each([0, 1, 99])(
 
     expect(await redis.hgetall(seed.keys.keyStatus(oldHash))).toEqual({
       app: String(app),
-      exp: '0',
+      exp: '',
       revoked: '1',
+      v: '2',
     });
     expect(await live(seed.keys, oldHash)).toBe(false);
     expect(await redis.hgetall(seed.keys.keyStatus(newHash))).toEqual({
       app: String(app),
-      exp: '0',
+      exp: '',
       revoked: '0',
+      v: '2',
     });
     expect(await live(seed.keys, newHash)).toBe(true);
     // The application still reads the installation: the new key reads what the old one did.

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isKeyLive } from '../../src/domain/access-rule.js';
 import { accessFactKeys } from '../../src/read-model/access-facts.js';
+import { decodeKeyExpiry } from '../../src/read-model/key-status-codec.js';
 import { waitFor } from '../support/stack.js';
 import { type Harness, installation, iso, sha, startHarness } from './support/consumer-harness.js';
 
@@ -59,10 +60,11 @@ async function listed(appId: number, inst: number): Promise<{ id: number; name: 
 /** The key's application while the key works (statuses as the API reads them), else null. */
 async function liveApp(hash: string): Promise<number | null> {
   const k = await keyStatus(hash);
-  if (k.app === undefined) return null;
+  const expiresAtMs = decodeKeyExpiry(k.exp ?? null, k.v ?? null);
+  if (k.app === undefined || expiresAtMs === undefined) return null;
   const a = await appStatus(Number(k.app));
   const live = isKeyLive(
-    { revoked: k.revoked !== '0', expiresAtMs: k.exp === '0' ? null : Number(k.exp) },
+    { revoked: k.revoked !== '0', expiresAtMs },
     a.enabled === undefined ? null : { enabled: a.enabled === '1', deleted: a.deleted === '1' },
     Date.now(),
   );
@@ -124,6 +126,7 @@ describe('user-owned applications', () => {
       app: String(appId),
       exp: String(expiresAt),
       revoked: '0',
+      v: '2',
     });
     expect(await appStatus(appId)).toEqual({
       ownerType: 'user',
@@ -148,6 +151,7 @@ describe('user-owned applications', () => {
       app: String(appId),
       exp: String(expiresAt),
       revoked: '1',
+      v: '2',
     });
   });
 
@@ -159,7 +163,7 @@ describe('user-owned applications', () => {
     await key(`k${appId}`, appId, hash);
     await grant(appId, inst);
     await accessSettled([appId]);
-    expect(await keyStatus(hash)).toEqual({ app: String(appId), exp: '0', revoked: '0' });
+    expect(await keyStatus(hash)).toEqual({ app: String(appId), exp: '', revoked: '0', v: '2' });
     expect(await liveApp(hash)).toBe(appId);
     expect(await granted(appId, inst)).toBe(false);
     expect(await h.redis.zcard(h.keys.appView(appId))).toBe(0);
@@ -202,7 +206,7 @@ describe('company-owned applications', () => {
     await h.send(h.config.topics.installations, String(inst), null);
     await until('installation deleted from the view', refused(appId, inst));
     expect(await h.redis.zcard(h.keys.appView(appId))).toBe(0);
-    expect(await keyStatus(rotated)).toEqual({ app: String(appId), exp: '0', revoked: '0' });
+    expect(await keyStatus(rotated)).toEqual({ app: String(appId), exp: '', revoked: '0', v: '2' });
     expect(await liveApp(rotated)).toBe(appId);
 
     await h.send(h.config.topics.access, `app:${appId}`, null);
@@ -225,5 +229,55 @@ describe('company-owned applications', () => {
       return all.length > 0 ? all : undefined;
     });
     expect(dead[0]?.headers['x-reason']?.toString()).toBe('invalid_key');
+  });
+});
+
+describe('key expiry', () => {
+  it('stores every instant as an instant: the epoch, before it and the millisecond after expire', async () => {
+    const appId = newId();
+    await app(appId, { type: 'user', id: newId() });
+    const expiries: Array<[string, string | null, string, boolean]> = [
+      ['epoch', '1970-01-01T00:00:00Z', '0', false],
+      ['before the epoch', '1969-12-31T23:59:59Z', '-1000', false],
+      ['the millisecond after', '1970-01-01T00:00:00.001Z', '1', false],
+      ['never', null, '', true],
+      ['future', '2999-01-01T00:00:00Z', String(Date.parse('2999-01-01T00:00:00Z')), true],
+    ];
+    for (const [name, expiresAt] of expiries)
+      await key(`k${appId}-${name}`, appId, sha(name + appId), expiresAt);
+    await accessSettled([appId]);
+    for (const [name, , exp, live] of expiries) {
+      const hash = sha(name + appId);
+      expect(await keyStatus(hash), name).toEqual({
+        app: String(appId),
+        exp,
+        revoked: '0',
+        v: '2',
+      });
+      expect(await liveApp(hash), name).toBe(live ? appId : null);
+    }
+  });
+
+  it('reads a status written before format 2 as meant (exp 0: never) until its fact is applied again', async () => {
+    // What a consumer before format 2 left: `exp` 0 and no `v`, for a key without expiry and
+    // for one expiring at the epoch alike. Neither is refused until the fact is applied again,
+    // as a rebuild does (it empties the read model and replays access-changes.v1).
+    const appId = newId();
+    await app(appId, { type: 'user', id: newId() });
+    const never = sha(`itk_legacy_never_${appId}`);
+    const epoch = sha(`itk_legacy_epoch_${appId}`);
+    await accessSettled([appId]);
+    for (const hash of [never, epoch])
+      await h.redis.hset(h.keys.keyStatus(hash), { app: String(appId), exp: '0', revoked: '0' });
+    expect(await liveApp(never)).toBe(appId);
+    expect(await liveApp(epoch)).toBe(appId);
+
+    await key(`k${appId}-never`, appId, never, null);
+    await key(`k${appId}-epoch`, appId, epoch, '1970-01-01T00:00:00Z');
+    await until('the epoch key refused once its fact is applied again', keyRefused(epoch));
+    expect(await keyStatus(epoch)).toEqual({ app: String(appId), exp: '0', revoked: '0', v: '2' });
+    await accessSettled([appId]);
+    expect(await keyStatus(never)).toEqual({ app: String(appId), exp: '', revoked: '0', v: '2' });
+    expect(await liveApp(never)).toBe(appId);
   });
 });

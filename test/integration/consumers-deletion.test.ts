@@ -1,5 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { deviceIndexKey, deviceTimesKey, pendingReleaseKey } from '../../src/read-model/keys.js';
+import {
+  deletionMarkerKey,
+  deviceIndexKey,
+  deviceTimesKey,
+  pendingReleaseKey,
+} from '../../src/read-model/keys.js';
 import { waitFor } from '../support/stack.js';
 import {
   devicesOf,
@@ -18,13 +23,29 @@ const now = Date.now();
 const until = <T>(what: string, probe: () => Promise<T | undefined>) =>
   waitFor(what, probe, 20_000);
 
-const upsert = (id: number, atMs: number) =>
+const upsert = (id: number, atMs: number, name = 'home') =>
   h.send(h.config.topics.installations, String(id), {
     type: 'installation.upserted',
     occurredAt: iso(atMs),
-    installation: installation(id, 'home'),
+    installation: installation(id, name),
     companyId: null,
   });
+
+/** Deletes at `atMs`: an installation.deleted dated so, or a tombstone whose Kafka timestamp it is. */
+const deleteAt = (id: number, atMs: number, tombstone: boolean) =>
+  tombstone
+    ? h.sendAt(h.config.topics.installations, String(id), null, atMs)
+    : h.send(h.config.topics.installations, String(id), {
+        type: 'installation.deleted',
+        occurredAt: iso(atMs),
+        installationId: id,
+      });
+
+const nameOf = async (id: number) => {
+  const json = await h.redis.get(h.keys.installation(id));
+  return json ? (JSON.parse(json) as { name: string }).name : null;
+};
+const stale = (topic: string) => h.metric('ingest_events_stale_total', { topic });
 
 const telemetry = (id: number, deviceId: number, atMs: number, powerDc: number) =>
   h.send(h.config.topics.telemetry, String(id), {
@@ -34,6 +55,19 @@ const telemetry = (id: number, deviceId: number, atMs: number, powerDc: number) 
     deviceId,
     observedAt: iso(atMs),
     state: { soe: 50, powerDc },
+  });
+
+/** The deletion landed, devices released (two steps: the script, then the index release). */
+const deleted = (id: number, deviceIds: readonly number[]) =>
+  until('deleted, devices released', async () => {
+    // One key per command: on a cluster they live in several slots.
+    const keys = [
+      h.keys.installation(id),
+      ...deviceIds.map((d) => deviceIndexKey(h.keys, `battery:${d}`)),
+      pendingReleaseKey(h.keys, id),
+    ];
+    const left = await Promise.all(keys.map((key) => h.redis.exists(key)));
+    return left.every((n) => n === 0) ? true : undefined;
   });
 
 async function populated(id: number): Promise<void> {
@@ -102,4 +136,56 @@ describe('deleted installations stay deleted', () => {
     expect(flow.data).toMatchObject({ batteryPower: 500 });
     expect(Object.keys(await devicesOf(h, id))).toEqual([`battery:${id * 10}`]);
   });
+});
+
+describe('a deletion at T ignores what is dated at or before T (docs/events.md)', () => {
+  it.each([
+    ['an installation.deleted dated T', false],
+    ['a tombstone whose Kafka timestamp is T', true],
+  ])(
+    'after %s: upserts at T - 1 ms and T are stale, at T + 1 ms applied; redelivery too',
+    async (_, tombstone) => {
+      const id = tombstone ? 7712 : 7711;
+      const T = now - 30_000;
+      const topic = h.config.topics.installations;
+      await populated(id);
+      await deleteAt(id, T, tombstone);
+      await deleted(id, [id * 10]);
+
+      const staleBefore = await stale(topic);
+      await upsert(id, T - 1, 'before');
+      await upsert(id, T, 'at');
+      // Telemetry at T is as stale as the upsert; a millisecond later it is stored.
+      await telemetry(id, id * 10 + 1, T, 300);
+      await telemetry(id, id * 10 + 2, T + 1, 400);
+      await h.settled();
+      expect(await nameOf(id)).toBeNull();
+      expect(await stale(topic)).toBe(staleBefore + 2);
+
+      await upsert(id, T + 1, 'after');
+      await until('the upsert at T + 1 ms', async () =>
+        (await nameOf(id)) === 'after' ? true : undefined,
+      );
+      expect(await h.redis.hget(h.keys.installationMeta(id), 'occurredAt')).toBe(String(T + 1));
+      expect(Object.keys(await devicesOf(h, id))).toEqual([`battery:${id * 10 + 2}`]);
+
+      // Redelivered in log order (a retried batch, a replay): the same end state. A tombstone
+      // deletes whatever was applied, so it takes the installation once more, until the upsert
+      // at T + 1 ms brings it back; an event at T is older than that upsert and is ignored.
+      await deleteAt(id, T, tombstone);
+      if (tombstone) await deleted(id, [id * 10 + 2]);
+      await upsert(id, T - 1, 'before');
+      await upsert(id, T, 'at');
+      await upsert(id, T + 1, 'after');
+      await h.settled();
+      expect(await nameOf(id)).toBe('after');
+      expect(await h.redis.hget(h.keys.installationMeta(id), 'occurredAt')).toBe(String(T + 1));
+      expect(await h.redis.get(deletionMarkerKey(h.keys, id))).toBe(String(T));
+      // What a redelivered tombstone took stays taken: the device observed at T + 1 ms comes back
+      // with its next observation (telemetry is another topic, not redelivered with it).
+      expect(Object.keys(await devicesOf(h, id))).toEqual(
+        tombstone ? [] : [`battery:${id * 10 + 2}`],
+      );
+    },
+  );
 });

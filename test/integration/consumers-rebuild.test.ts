@@ -2,6 +2,7 @@ import { afterAll, expect, it } from 'vitest';
 import { rebuildReadModel } from '../../consumers/rebuild.js';
 import { formatDateTime } from '../../src/domain/date-time.js';
 import { decodeIndexEntry } from '../../src/read-model/device-index-entry.js';
+import { decodeKeyExpiry } from '../../src/read-model/key-status-codec.js';
 import { type RedisClient, scanKeys } from '../../src/read-model/redis-connection.js';
 import { testKafkaClient, testLogger, waitFor } from '../support/stack.js';
 import { type Harness, installation, iso, sha, startHarness } from './support/consumer-harness.js';
@@ -97,6 +98,14 @@ it('rebuilds from the topics a model equal to the live one, key by key', async (
     keyHash: sha('rebuild-key'),
     expiresAt: null,
   });
+  // Expiring at the epoch: refused, and still refused after a rebuild (key-status-codec.ts).
+  await fact('key:k-epoch', {
+    type: 'apiKey.created',
+    keyId: 'k-epoch',
+    applicationId: 17,
+    keyHash: sha('rebuild-epoch-key'),
+    expiresAt: '1970-01-01T00:00:00Z',
+  });
   for (const inst of [1, 2]) {
     await fact(`grant:17:${inst}`, {
       type: 'grant.added',
@@ -147,6 +156,15 @@ it('rebuilds from the topics a model equal to the live one, key by key', async (
 
   // The operator's procedure: stop the consumers, run the rebuild, start them again.
   await h.app.stop();
+  // As a consumer before format 2 left it (`exp` 0, no `v`), which reads as "never": the
+  // rebuild must not carry that over.
+  const epochStatus = h.keys.keyStatus(sha('rebuild-epoch-key'));
+  await h.redis.hdel(epochStatus, 'v');
+  const expiryOf = async () => {
+    const [exp, v] = await h.redis.hmget(epochStatus, 'exp', 'v');
+    return decodeKeyExpiry(exp ?? null, v ?? null);
+  };
+  expect(await expiryOf()).toBeNull();
   const done = await rebuildReadModel({
     kafka: testKafkaClient(),
     redis: h.redis,
@@ -173,4 +191,5 @@ it('rebuilds from the topics a model equal to the live one, key by key', async (
     30_000,
   ).catch(async () => snapshot(h.redis, prefix));
   expect(after).toEqual(before);
+  expect(await expiryOf()).toBe(0);
 });

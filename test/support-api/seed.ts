@@ -42,7 +42,12 @@ export interface Seeder {
    */
   liveKey(
     apiKey: string,
-    options: { app: number; expiresAtMs?: number; installations: readonly Installation[] },
+    options: {
+      app: number;
+      /** Any instant, the epoch and before it too; absent or null: never expires. */
+      expiresAtMs?: number | null;
+      installations: readonly Installation[];
+    },
   ): Promise<string>;
   revokeKey(apiKey: string): Promise<void>;
   /** Removes the grant of the key's application for one installation. */
@@ -120,7 +125,7 @@ export function createSeeder(redis: RedisClient, prefix: string): Seeder {
       const refused = pass.outcomes.find((o) => o?.kind === 'rejected');
       if (refused) throw new Error(`seed telemetry refused: ${JSON.stringify(refused)}`);
     },
-    async liveKey(apiKey, { app, expiresAtMs = 0, installations: granted }) {
+    async liveKey(apiKey, { app, expiresAtMs = null, installations: granted }) {
       const hash = hashApiKey(apiKey);
       appOfKey.set(apiKey, app);
       const userId = 1_000_000 + app;
@@ -138,7 +143,7 @@ export function createSeeder(redis: RedisClient, prefix: string): Seeder {
           keyId: keyIdOf(hash),
           applicationId: app,
           keyHash: hash,
-          expiresAt: expiresAtMs === 0 ? null : new Date(expiresAtMs).toISOString(),
+          expiresAt: expiresAtMs === null ? null : new Date(expiresAtMs).toISOString(),
         },
         ...granted.flatMap((inst): AccessEvent[] => [
           { type: 'membership.added', occurredAt: at(), userId, installationId: inst.id },

@@ -69,6 +69,14 @@ describe('isKeyLive', () => {
     );
     expect(isKeyLive({ revoked: false, expiresAtMs: null }, null, now)).toBe(false);
   });
+
+  it('treats the epoch and instants before it as instants, not as "never"', () => {
+    for (const expiresAtMs of [0, -1_000, 1, Date.parse('1969-12-31T23:59:59Z')])
+      expect(isKeyLive({ revoked: false, expiresAtMs }, app, now), String(expiresAtMs)).toBe(false);
+    // Read at a moment before the epoch, an epoch key is still live: it is an ordinary instant.
+    expect(isKeyLive({ revoked: false, expiresAtMs: 0 }, app, -1)).toBe(true);
+    expect(isKeyLive({ revoked: false, expiresAtMs: 0 }, app, 0)).toBe(false);
+  });
 });
 
 describe('isWellFormedApiKey', () => {

@@ -179,6 +179,38 @@ describe('telemetry fold: one installation', () => {
     expect(record(stateAfter(r, 1))?.soe).toBe(2);
   });
 
+  it('dates a deletion at T: events at T - 1 ms and at T are stale, at T + 1 ms applied', () => {
+    // docs/events.md: telemetry dated at or before the deletion is ignored, event or tombstone.
+    const T = T0 + 1_000;
+    const deleted = { ...initialState(1), deletedAtMs: T };
+    for (const [atMs, kind] of [
+      [T - 1, 'stale'],
+      [T, 'stale'],
+      [T + 1, 'applied'],
+    ] as const) {
+      const observed = when({ states: [deleted] }, [battery(1, atMs, { soe: 1 })]);
+      expect(
+        observed.outcomes.map((o) => o.kind),
+        `observation at ${atMs - T}`,
+      ).toEqual([kind]);
+      const removed = when({ states: [deleted] }, [removal(1, atMs)]);
+      expect(
+        removed.outcomes.map((o) => o.kind),
+        `removal at ${atMs - T}`,
+      ).toEqual([kind]);
+      // A device moving in from installation 2, where it was seen before.
+      const moved = when(
+        { states: [deleted], index: { 'battery:7': { inst: 2, lastMs: T - 10 } } },
+        [battery(1, atMs, { soe: 1 })],
+      );
+      expect(
+        moved.outcomes.map((o) => o.kind),
+        `move at ${atMs - T}`,
+      ).toEqual([kind]);
+      expect(moved.plan.releases.length, `release at ${atMs - T}`).toBe(kind === 'applied' ? 1 : 0);
+    }
+  });
+
   it('turns an error of pure code into a processing_error rejection for that event only', () => {
     const unvalidated = {
       ...battery(1, T0, { soe: 1 }),

@@ -1,7 +1,8 @@
 --[[
-  Deletes an installation with its devices, flow and acl, and records when, so that older
-  upserts and older telemetry cannot resurrect it. A deletion event is ignored when an upsert
-  newer than it was applied; a tombstone deletes unconditionally. The device fields removed are
+  Deletes an installation with its devices, flow and acl, and records when, so that upserts and
+  telemetry dated at or before it cannot resurrect it. A deletion event is ignored when an upsert
+  newer than it was applied (one at the same instant is deleted: the deletion wins the tie, as
+  in upsert-installation-4.lua); a tombstone deletes unconditionally. The device fields removed are
   kept in a set until their index entries are released (the caller deletes it then), so a retry
   after a failed release still finds them.
   KEYS[1] installation(id)   KEYS[2] installationMeta(id)   KEYS[3] devices(id)

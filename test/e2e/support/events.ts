@@ -34,7 +34,12 @@ export const applicationDeleted = (applicationId: number): Keyed => ({
   event: { type: 'application.deleted', occurredAt: at(), applicationId },
 });
 
-export const apiKeyCreated = (keyId: string, applicationId: number, apiKey: string): Keyed => ({
+export const apiKeyCreated = (
+  keyId: string,
+  applicationId: number,
+  apiKey: string,
+  expiresAt: string | null = null,
+): Keyed => ({
   key: `key:${keyId}`,
   event: {
     type: 'apiKey.created',
@@ -42,7 +47,7 @@ export const apiKeyCreated = (keyId: string, applicationId: number, apiKey: stri
     keyId,
     applicationId,
     keyHash: hashApiKey(apiKey),
-    expiresAt: null,
+    expiresAt,
   },
 });
 

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { Kafka, type Producer as KafkajsProducer, logLevel, Partitioners } from 'kafkajs';
 import { type ConsumerApp, startConsumers } from '../../../consumers/app.js';
 import type { KafkaMessage, Producer } from '../../../consumers/kafka/client.js';
 import { type Config, loadConfig } from '../../../src/config.js';
@@ -7,6 +8,7 @@ import type { RedisClient } from '../../../src/read-model/redis-connection.js';
 import {
   dropPrefix,
   isolatedEnv,
+  kafkaBrokers,
   testKafkaClient,
   testLogger,
   testRedis,
@@ -22,6 +24,8 @@ export interface Harness {
   readonly redis: RedisClient;
   readonly app: ConsumerApp;
   send(topic: string, key: string | null, value: unknown): Promise<void>;
+  /** As `send`, with the record's Kafka timestamp (CreateTime) set: it dates a tombstone. */
+  sendAt(topic: string, key: string, value: unknown, timestampMs: number): Promise<void>;
   /** Waits until every message sent so far was applied, found stale or dead-lettered. */
   settled(): Promise<void>;
   /** Reads the dead-letter topic from the start. */
@@ -93,6 +97,15 @@ export async function startHarness(label: string, options: HarnessOptions = {}):
     return total;
   };
   let dlqStarted = false;
+  // The project's producer sets no timestamp; this one, made on first use, does. Same
+  // partitioner (the Java client's hash), so one key still lands in one partition, in order.
+  let timed: KafkajsProducer | null = null;
+  const serialize = (value: unknown) =>
+    value === null
+      ? null
+      : typeof value === 'string' || Buffer.isBuffer(value)
+        ? value
+        : JSON.stringify(value);
   const dlq = kafka.createConsumer({
     groupId: `${id}-dlq-reader`,
     topics: [config.topics.deadletter],
@@ -105,13 +118,19 @@ export async function startHarness(label: string, options: HarnessOptions = {}):
     redis,
     app,
     async send(topic, key, value) {
-      const bytes =
-        value === null
-          ? null
-          : typeof value === 'string' || Buffer.isBuffer(value)
-            ? value
-            : JSON.stringify(value);
-      await producer.send(topic, [{ key, value: bytes as string | Buffer | null }]);
+      await producer.send(topic, [{ key, value: serialize(value) }]);
+      sent.set(topic, (sent.get(topic) ?? 0) + 1);
+    },
+    async sendAt(topic, key, value, timestampMs) {
+      if (timed === null) {
+        const kafka = new Kafka({ brokers: kafkaBrokers(), logLevel: logLevel.NOTHING });
+        timed = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner });
+        await timed.connect();
+      }
+      await timed.send({
+        topic,
+        messages: [{ key, value: serialize(value), timestamp: String(timestampMs) }],
+      });
       sent.set(topic, (sent.get(topic) ?? 0) + 1);
     },
     async settled() {
@@ -143,6 +162,7 @@ export async function startHarness(label: string, options: HarnessOptions = {}):
       await app.stop();
       if (dlqStarted) await dlq.stop();
       await producer.disconnect();
+      await timed?.disconnect();
       if (!options.redis) {
         await dropPrefix(redis, config.redis.keyPrefix);
         redis.disconnect();
