@@ -46,6 +46,10 @@ describe('client: bulk energy flow over 250 ids', () => {
     expect(result.flows[0]?.data?.batterySoe).toBe(20);
     // Data age: the latest lastUpdated of all flows, the first installation's battery.
     expect(result.lastModified?.getTime()).toBe(seenMs - 5_000);
+    expect(result.newestLastModified).toEqual(result.lastModified);
+    // The oldest battery (id 5250) was seen 5.25 s before the newest; stored in whole seconds.
+    expect(result.oldestLastModified?.getTime()).toBe(seenMs - 6_000);
+    expect(result.offline).toHaveLength(260 - 26);
     expect(result).toMatchObject({ requests: 3, notModified: 0 });
     // Chunks go out concurrently: the order they complete in is not fixed.
     const sizes = recorder.calls.map(
@@ -60,6 +64,62 @@ describe('client: bulk energy flow over 250 ids', () => {
     expect(again).toMatchObject({ requests: 3, notModified: 3 });
     expect(again.flows).toEqual(result.flows);
     expect(again.lastModified).toEqual(result.lastModified);
+    expect(again.oldestLastModified).toEqual(result.oldestLastModified);
     expect(recorder.calls.slice(3).map((c) => c.status)).toEqual([304, 304, 304]);
+  });
+});
+
+// One live installation beside a stale one and one with no device online: the newest data age
+// (`lastModified`, 1.0's only one) looks live; `oldestLastModified` and `offline` do not hide the
+// other two, on a fresh answer and on a 304 alike.
+describe('client: bulk data age with a fresh and a stale installation', () => {
+  const api = testApi();
+  const key = newApiKey();
+  const [fresh, stale, offline] = [6001, 6002, 6003];
+  const nowMs = Date.now();
+  const freshSeenMs = nowMs - 1_000;
+  const staleSeenMs = nowMs - 200_000; // still online: the window is 300 s
+  const wholeSecond = (ms: number) => Math.floor(ms / 1000) * 1000;
+  let origin = '';
+
+  beforeAll(async () => {
+    await api.ready();
+    origin = await api.app.listen({ host: '127.0.0.1', port: 0 });
+    const ids = [fresh, stale, offline];
+    for (const id of ids) await api.seed.installation(installation(id));
+    await api.seed.liveKey(key, { app: 60, installations: ids.map((id) => installation(id)) });
+    for (const [id, seen] of [
+      [fresh, freshSeenMs],
+      [stale, staleSeenMs],
+    ] as const) {
+      await api.seed.devices(
+        id,
+        [{ category: 'battery', record: device('battery', id, id, seen, { soe: 50 }) }],
+        nowMs,
+        api.config.ingest.onlineWindowSeconds,
+      );
+    }
+  });
+  afterAll(() => api.close());
+
+  it('reports the stalest installation, and those without data, beside the freshest', async () => {
+    const client = createReadApiClient({
+      baseUrl: `${origin}${api.config.api.basePath}`,
+      apiKey: key,
+    });
+    for (const expectedNotModified of [0, 1]) {
+      const result = await client.getEnergyFlows([offline, stale, fresh]);
+      expect(result.notModified).toBe(expectedNotModified);
+      expect(result.flows.map((f) => [f.installationId, f.data !== null])).toEqual([
+        [fresh, true],
+        [stale, true],
+        [offline, false],
+      ]);
+      expect(result.oldestLastModified?.getTime()).toBe(wholeSecond(staleSeenMs));
+      expect(result.newestLastModified?.getTime()).toBe(wholeSecond(freshSeenMs));
+      expect(result.offline).toEqual([offline]);
+      // Kept for 1.0 callers: the newest, which alone would pass this poll for live.
+      expect(result.lastModified).toEqual(result.newestLastModified);
+    }
   });
 });

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  ApiError,
   createReadApiClient,
   type EnergyFlowEvent,
   RevokedError,
@@ -15,8 +16,9 @@ import { createSeeder } from '../support-api/seed.js';
 import { recordingFetch } from './support/client-recorder.js';
 
 // The official client's push iterator against the real API: it survives API process restarts
-// (resuming with Last-Event-ID, never yielding an event twice) and ends with a RevokedError when
-// the key loses the installation, whether the server says so on the stream or at a reconnect.
+// (resuming with Last-Event-ID, never yielding an event twice) and ends with a RevokedError
+// whenever the key may not read the installation: refused at the first request, at a reconnect,
+// or told so on the stream.
 
 /** The iterator's next event, or a failure after `ms`. */
 const nextEvent = (it: AsyncIterator<EnergyFlowEvent>, ms = 20_000) =>
@@ -112,7 +114,12 @@ describe('client: push across API restarts', () => {
     await restart(() => seed.revokeKey(key));
     const ended = await nextEvent(it).catch((e: unknown) => e);
     expect(ended).toBeInstanceOf(RevokedError);
-    expect(ended).toMatchObject({ code: 'UNAUTHORIZED', installationId: inst, retriable: false });
+    expect(ended).toMatchObject({
+      code: 'UNAUTHORIZED',
+      installationId: inst,
+      retriable: false,
+      phase: 'reconnect',
+    });
   });
 });
 
@@ -150,9 +157,81 @@ describe('client: push revoked on the stream', () => {
       })();
       const error = await done.catch((e: unknown) => e);
       expect(error).toBeInstanceOf(RevokedError);
-      expect(error).toMatchObject({ code, installationId: inst });
+      expect(error).toMatchObject({ code, installationId: inst, phase: 'stream' });
       expect(seen).toHaveLength(1);
       expect(seen[0]?.lastModified).toBeNull(); // no device: no data age
     });
   }
+});
+
+describe('client: push refused when opened', () => {
+  const api = testApi();
+  let origin = '';
+  const granted = 4320;
+  const notGranted = 4321;
+
+  beforeAll(async () => {
+    await api.ready();
+    origin = await api.app.listen({ host: '127.0.0.1', port: 0 });
+    await api.seed.installation(installation(granted));
+    await api.seed.installation(installation(notGranted));
+  });
+  afterAll(() => api.close());
+
+  /** The first outcome of a stream opened with `key` on `id`, and the requests it made. */
+  const open = async (key: string, id: number, basePath = api.config.api.basePath) => {
+    const recorder = recordingFetch();
+    let opens = 0;
+    const client = createReadApiClient({
+      baseUrl: `${origin}${basePath}`,
+      apiKey: key,
+      fetch: recorder.fetch,
+    });
+    const stream = client.streamEnergyFlow(id, { onOpen: () => opens++ });
+    const error = await nextEvent(stream[Symbol.asyncIterator](), 10_000).catch((e: unknown) => e);
+    return { error, opens, statuses: recorder.calls.map((c) => c.status) };
+  };
+
+  it('throws RevokedError UNAUTHORIZED at once for a key revoked before the stream opens', async () => {
+    const key = newApiKey();
+    await api.seed.liveKey(key, { app: 4320, installations: [installation(granted)] });
+    await api.seed.revokeKey(key);
+    const { error, opens, statuses } = await open(key, granted);
+    expect(error).toBeInstanceOf(RevokedError);
+    expect(error).toMatchObject({
+      status: 401,
+      code: 'UNAUTHORIZED',
+      installationId: granted,
+      phase: 'open',
+      retriable: false,
+    });
+    expect(opens).toBe(0);
+    expect(statuses).toEqual([401]); // one request: no reconnect is tried
+  });
+
+  it('throws RevokedError DOESNT_EXIST for an installation never granted, or missing', async () => {
+    const key = newApiKey();
+    await api.seed.liveKey(key, { app: 4321, installations: [installation(granted)] });
+    for (const id of [notGranted, 4399]) {
+      const { error, opens, statuses } = await open(key, id);
+      expect(error).toBeInstanceOf(RevokedError);
+      expect(error).toMatchObject({
+        status: 404,
+        code: 'DOESNT_EXIST',
+        installationId: id,
+        phase: 'open',
+      });
+      expect(opens).toBe(0);
+      expect(statuses).toEqual([404]);
+    }
+  });
+
+  it('keeps a wrong base URL a plain ApiError: no such route is no access refusal', async () => {
+    const key = newApiKey();
+    await api.seed.liveKey(key, { app: 4322, installations: [installation(granted)] });
+    const { error } = await open(key, granted, '/application/v0');
+    expect(error).toBeInstanceOf(ApiError);
+    expect(error).not.toBeInstanceOf(RevokedError);
+    expect(error).toMatchObject({ status: 404, code: 'NOT_FOUND' });
+  });
 });

@@ -23,7 +23,23 @@ export interface BulkEnergyFlowResult {
   readonly flows: InstallationFlow[];
   /** The ids that do not exist or are not accessible, ascending. */
   readonly notFound: number[];
-  /** Data age: the latest `lastUpdated` over all flows (each flow's own is in its `data`). */
+  /**
+   * Data age of the stalest installation: the earliest `data.lastUpdated` over the flows that
+   * have data. Compare it with now: one stale installation makes it old, whatever the others.
+   */
+  readonly oldestLastModified: Date | null;
+  /** Data age of the freshest installation: the latest `data.lastUpdated` over the flows. */
+  readonly newestLastModified: Date | null;
+  /**
+   * The ids whose flow is `data: null` (no device online), ascending: they have no data age,
+   * so they count in neither `oldestLastModified` nor `newestLastModified`.
+   */
+  readonly offline: number[];
+  /**
+   * The latest `data.lastUpdated` over the flows, as in 1.0.0: `newestLastModified`.
+   * @deprecated One live installation makes it fresh however stale the others are: read
+   * `oldestLastModified` (and `offline`) to tell whether any is stale.
+   */
   readonly lastModified: Date | null;
   /** Requests made, one per chunk. */
   readonly requests: number;
@@ -71,24 +87,52 @@ export async function getEnergyFlows(
   signal.throwIfAborted();
   const flows: InstallationFlow[] = [];
   const notFound: number[] = [];
-  let lastModified: Date | null = null;
   let notModified = 0;
   // Chunks are disjoint ranges in ascending order: concatenated, both lists stay ascending.
   for (const answer of answers) {
     flows.push(...answer.body.flows);
     notFound.push(...answer.body.notFound);
-    if (answer.lastModified && (!lastModified || answer.lastModified > lastModified)) {
-      lastModified = answer.lastModified;
-    }
     if (answer.notModified) notModified++;
   }
+  const age = dataAge(flows);
   return {
     flows,
     notFound,
-    lastModified,
+    ...age,
+    lastModified: age.newestLastModified,
     requests: chunks.length,
     notModified,
     rateLimit: transport.rateLimit(),
+  };
+}
+
+/**
+ * The oldest and newest `lastUpdated` of the flows, and the flows without data. Taken from the
+ * bodies, not from each chunk's `Last-Modified`: that is the newest of its chunk only, and
+ * cannot tell the oldest.
+ */
+export function dataAge(
+  flows: readonly InstallationFlow[],
+): Pick<BulkEnergyFlowResult, 'oldestLastModified' | 'newestLastModified' | 'offline'> {
+  let oldestMs = Number.POSITIVE_INFINITY;
+  let newestMs = Number.NEGATIVE_INFINITY;
+  const offline: number[] = [];
+  for (const { installationId, data } of flows) {
+    if (data === null) {
+      offline.push(installationId);
+      continue;
+    }
+    const ms = Date.parse(data.lastUpdated);
+    oldestMs = Math.min(oldestMs, ms);
+    newestMs = Math.max(newestMs, ms);
+  }
+  // No flow with data leaves both at their infinities; an unreadable date (NaN) wins both, as
+  // an unknown age should not pass for a known one.
+  const dated = offline.length < flows.length;
+  return {
+    oldestLastModified: dated ? new Date(oldestMs) : null,
+    newestLastModified: dated ? new Date(newestMs) : null,
+    offline,
   };
 }
 

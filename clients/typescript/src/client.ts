@@ -114,8 +114,10 @@ export function createReadApiClient(options: ClientOptions): ReadApiClient {
         cursor = body.nextCursor;
       } while (cursor !== undefined);
     },
-    getInstallationDevices: (id, call) => transport.read(byId('/getInstallationDevices', id), call),
-    getEnergyFlow: (id, call) =>
+    // async: a bad id rejects the promise like every other failure, it is not thrown at the call.
+    getInstallationDevices: async (id, call) =>
+      transport.read(byId('/getInstallationDevices', id), call),
+    getEnergyFlow: async (id, call) =>
       transport.read(byId('/getInstallationCurrentEnergyFlow', id), call),
     getEnergyFlows: (ids, call) => getEnergyFlows(transport, ids, call),
     streamEnergyFlow: (id, streamOptions) =>

@@ -27,9 +27,15 @@ export class ApiError extends ReadApiError {
   }
 }
 
+/** Where a stream met the refusal: see RevokedError. */
+export type RevokedPhase = 'open' | 'reconnect' | 'stream';
+
 /**
- * An energy-flow stream ended because the key may no longer read the installation: the server
- * sent `event: revoked`, or refused the reconnect with 401/404. Not retriable.
+ * The key may not (or no longer) read the installation's energy-flow stream. Not retriable. By
+ * `phase`: `open`, the first request was refused (401 `UNAUTHORIZED`: the key is revoked,
+ * expired, unknown or its application disabled; 404 `DOESNT_EXIST`: the installation is missing
+ * or not granted, which the API answers alike on purpose); `reconnect`, a reconnect was refused
+ * the same way after a stream had been open; `stream`, the server sent `event: revoked`.
  */
 export class RevokedError extends ApiError {
   override readonly name: string = 'RevokedError';
@@ -37,6 +43,7 @@ export class RevokedError extends ApiError {
     status: number,
     code: ErrorCode,
     readonly installationId: number,
+    readonly phase: RevokedPhase,
   ) {
     super(status, code);
   }

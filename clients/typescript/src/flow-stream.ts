@@ -7,7 +7,8 @@ import type { EnergyFlowResponse, ErrorCode } from './types.js';
 // Push (docs/api.md "Push"): an async iterator over an installation's energy-flow changes. It
 // reconnects with backoff whenever the stream drops or falls silent, resumes with
 // Last-Event-ID (the server then skips a first event the caller already has), never yields the
-// same event id twice in a row, and ends with a RevokedError when the key loses the installation.
+// same event id twice in a row, and ends with a RevokedError whenever the key may not read the
+// installation: refused at the first request, refused at a reconnect, or told so on the stream.
 
 export interface EnergyFlowEvent {
   /** The event id: the flow body's ETag. */
@@ -57,6 +58,9 @@ export async function* streamEnergyFlow(
   installationId: number,
   options: StreamOptions = {},
 ): AsyncGenerator<EnergyFlowEvent, void, undefined> {
+  if (!Number.isSafeInteger(installationId)) {
+    throw new RangeError(`not an installation id: ${installationId}`);
+  }
   const url = `${deps.baseUrl.replace(/\/+$/, '')}/streams/installationCurrentEnergyFlow?installationId=${installationId}`;
   const idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
   const backoff = { ...DEFAULT_BACKOFF, ...options.backoff };
@@ -161,13 +165,21 @@ function revoked(event: SseEvent, installationId: number): RevokedError {
   } catch {
     // An unreadable envelope still ends the stream: the server closes it after this event.
   }
-  return new RevokedError(REVOKED_STATUS[code] ?? 401, code, installationId);
+  return new RevokedError(REVOKED_STATUS[code] ?? 401, code, installationId, 'stream');
 }
 
-/** A refused (re)connect: after a stream was open, 401/404 means access ended meanwhile. */
+/**
+ * A refused (re)connect. Access refusals as the API answers them (401 `UNAUTHORIZED`, 404
+ * `DOESNT_EXIST`; a 403 with the envelope, from a gateway in front of it) are a RevokedError,
+ * whether or not a stream was ever open: retrying cannot help either way. Another 404 (no such
+ * route: a wrong `baseUrl`) and a 400 stay what they are.
+ */
 function refusal(error: ApiError | ProtocolError, opened: boolean, installationId: number) {
-  if (opened && error instanceof ApiError && (error.status === 401 || error.status === 404)) {
-    return new RevokedError(error.status, error.code, installationId);
-  }
-  return error;
+  if (!(error instanceof ApiError)) return error;
+  const access =
+    error.status === 401 ||
+    error.status === 403 ||
+    (error.status === 404 && error.code === 'DOESNT_EXIST');
+  if (!access) return error;
+  return new RevokedError(error.status, error.code, installationId, opened ? 'reconnect' : 'open');
 }

@@ -20,6 +20,7 @@ export {
   ProtocolError,
   ReadApiError,
   RevokedError,
+  type RevokedPhase,
   TimeoutError,
 } from './errors.js';
 export type { CacheLimits } from './etag-cache.js';
