@@ -156,7 +156,7 @@ start() {
   command -v setsid >/dev/null || die "setsid not found (util-linux)"
   mkdir -p "$DEMO_DIR"
   bash "$ROOT/infra/stack.sh" start
-  (cd "$ROOT" && "$TSX" infra/create-topics.ts)
+  (cd "$ROOT" && "$TSX" tools/create-topics.ts)
   start_bg consumers "$HEALTH_PORT" ${TRACING_ENV[@]+"${TRACING_ENV[@]}"} "${NODE_TSX[@]}" consumers/main.ts
   start_bg api "$API_PORT" ${TRACING_ENV[@]+"${TRACING_ENV[@]}"} "${NODE_TSX[@]}" api/main.ts
   wait_healthy consumers "http://127.0.0.1:$HEALTH_PORT/readyz" 90
