@@ -13,8 +13,8 @@ import { isRetriable } from './retriable.js';
 
 /** The command as this process runs: compiled (`npm run build`, the image) or from the sources. */
 export const REBUILD_COMMAND = import.meta.url.endsWith('.js')
-  ? 'node dist/consumers/rebuild.js'
-  : 'node --import tsx consumers/rebuild.ts';
+  ? 'node dist/tools/rebuild.js --execute'
+  : 'node --import tsx tools/rebuild.ts --execute';
 
 /** Retriable, so a batch about to dead-letter waits (uncommitted) until the process exits. */
 export class ReadModelLostError extends Error {

@@ -7,18 +7,22 @@ set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 DEMO_DIR="$ROOT/.local/demo"
-API_PORT="${API_PORT:-8080}"
-HEALTH_PORT="${CONSUMER_HEALTH_PORT:-9464}"
-API_BASE="http://127.0.0.1:$API_PORT/application/v1"
 KEY_FILE="$DEMO_DIR/api-key"
 SIM_INSTALLATIONS="${DEMO_INSTALLATIONS:-50}"
 SIM_RATE="${DEMO_RATE:-200}"
-# The processes reach the stack infra/stack.sh starts, on its ports (KAFKA_PORT, REDIS_PORT).
-export KAFKA_BROKERS="${KAFKA_BROKERS:-127.0.0.1:${KAFKA_PORT:-19092}}"
-export REDIS_URL="${REDIS_URL:-redis://127.0.0.1:${REDIS_PORT:-16379}}"
-# The demo's Prometheus: its config and data under .local/demo/prometheus/, on loopback.
-export PROMETHEUS_PORT="${PROMETHEUS_PORT:-19090}" PROMETHEUS_DIR="$DEMO_DIR/prometheus"
-export API_PORT CONSUMER_HEALTH_PORT="$HEALTH_PORT"
+# The ports of this checkout's demo, recorded at start in PORTS_FILE: status and stop read them
+# back, so they look at this demo's processes whatever the environment of the shell says
+# (another checkout's demo may answer on the defaults). The stack's are infra/stack.sh's.
+PORTS_FILE="$DEMO_DIR/ports"
+PORT_VARS=(API_PORT CONSUMER_HEALTH_PORT PROMETHEUS_PORT KAFKA_PORT KAFKA_CONTROLLER_PORT REDIS_PORT)
+declare -A PORT_FROM_ENV=()
+for v in "${PORT_VARS[@]}"; do [ -z "${!v:-}" ] || PORT_FROM_ENV[$v]="${!v}"; done
+API_PORT="${API_PORT:-8080}"
+CONSUMER_HEALTH_PORT="${CONSUMER_HEALTH_PORT:-9464}"
+PROMETHEUS_PORT="${PROMETHEUS_PORT:-19090}"
+KAFKA_PORT="${KAFKA_PORT:-19092}"
+KAFKA_CONTROLLER_PORT="${KAFKA_CONTROLLER_PORT:-19093}"
+REDIS_PORT="${REDIS_PORT:-16379}"
 TSX="$ROOT/node_modules/.bin/tsx"
 # The project's own Node first (npm ci installs Node 24 there), as npm scripts do, so
 # `bash infra/demo.sh` run directly uses the same runtime as `npm run demo`.
@@ -40,6 +44,45 @@ log() { echo "demo: $*"; }
 
 pid_alive() { [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
 port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+# The recorded ports replace the environment's; one the environment set otherwise is named.
+use_recorded_ports() {
+  [ -f "$PORTS_FILE" ] || return 1
+  local name value
+  while IFS='=' read -r name value; do
+    case " ${PORT_VARS[*]} " in *" $name "*) ;; *) continue ;; esac
+    [[ "$value" =~ ^[0-9]+$ ]] || continue
+    if [ -n "${PORT_FROM_ENV[$name]:-}" ] && [ "${PORT_FROM_ENV[$name]}" != "$value" ]; then
+      echo "demo: $name=${PORT_FROM_ENV[$name]} ignored: this checkout's demo runs on $value ($PORTS_FILE)" >&2
+    fi
+    printf -v "$name" '%s' "$value"
+  done <"$PORTS_FILE"
+}
+
+write_ports() {
+  mkdir -p "$DEMO_DIR"
+  local v
+  for v in "${PORT_VARS[@]}"; do echo "$v=${!v}"; done >"$PORTS_FILE.tmp"
+  mv "$PORTS_FILE.tmp" "$PORTS_FILE"
+}
+
+demo_running() {
+  local name
+  for name in consumers api simulator; do pid_alive "$DEMO_DIR/$name.pid" && return 0; done
+  pid_alive "$DEMO_DIR/prometheus/prometheus.pid"
+}
+
+# The settings every command then uses, from the ports settled on.
+derive_settings() {
+  HEALTH_PORT="$CONSUMER_HEALTH_PORT"
+  API_BASE="http://127.0.0.1:$API_PORT/application/v1"
+  # The processes reach the stack infra/stack.sh starts, on its ports (KAFKA_PORT, REDIS_PORT).
+  export KAFKA_BROKERS="${KAFKA_BROKERS:-127.0.0.1:$KAFKA_PORT}"
+  export REDIS_URL="${REDIS_URL:-redis://127.0.0.1:$REDIS_PORT}"
+  # The demo's Prometheus: its config and data under .local/demo/prometheus/, on loopback.
+  export PROMETHEUS_DIR="$DEMO_DIR/prometheus"
+  export "${PORT_VARS[@]}"
+}
 
 http_ok() { # url [header]: true on a 2xx answer
   if [ $# -gt 1 ]; then curl -fsS -m 2 -o /dev/null -H "$2" "$1" 2>/dev/null
@@ -152,11 +195,15 @@ EOF
 
 start() {
   [ -x "$TSX" ] || die "dependencies missing: run 'npm ci' first"
+  # A demo already running keeps its ports (its processes are reused); else these are recorded.
+  if demo_running && use_recorded_ports; then log "reusing the running demo's ports ($PORTS_FILE)"
+  else write_ports; fi
+  derive_settings
   command -v curl >/dev/null || die "curl not found: install it (Debian: apt-get install curl)"
   command -v setsid >/dev/null || die "setsid not found (util-linux)"
   mkdir -p "$DEMO_DIR"
   bash "$ROOT/infra/stack.sh" start
-  (cd "$ROOT" && "$TSX" infra/create-topics.ts)
+  (cd "$ROOT" && "$TSX" tools/create-topics.ts)
   start_bg consumers "$HEALTH_PORT" ${TRACING_ENV[@]+"${TRACING_ENV[@]}"} "${NODE_TSX[@]}" consumers/main.ts
   start_bg api "$API_PORT" ${TRACING_ENV[@]+"${TRACING_ENV[@]}"} "${NODE_TSX[@]}" api/main.ts
   wait_healthy consumers "http://127.0.0.1:$HEALTH_PORT/readyz" 90
@@ -170,24 +217,37 @@ start() {
 }
 
 stop() {
+  use_recorded_ports || true
+  derive_settings
   bash "$ROOT/infra/prometheus.sh" stop
   stop_bg simulator
   stop_bg api
   stop_bg consumers
   bash "$ROOT/infra/stack.sh" stop
+  rm -f "$PORTS_FILE"
 }
 
+# Exits non-zero when anything of the demo is down. A process that is not running is not probed
+# on its port: another demo may answer there.
 status() {
   local rc=0 name
-  for name in consumers api simulator; do
-    if pid_alive "$DEMO_DIR/$name.pid"; then echo "$name: running (pid $(cat "$DEMO_DIR/$name.pid"))"
-    else echo "$name: stopped"; rc=1; fi
-  done
-  http_ok "http://127.0.0.1:$HEALTH_PORT/readyz" && echo "consumers: ready" || echo "consumers: not ready"
-  http_ok "http://127.0.0.1:$API_PORT/readyz" && echo "api: ready" || echo "api: not ready"
+  if use_recorded_ports; then echo "demo: ports recorded at start in $PORTS_FILE"
+  else echo "demo: no demo started in this checkout ($PORTS_FILE missing); the environment's ports"; rc=1; fi
+  derive_settings
+  probe_status consumers "http://127.0.0.1:$HEALTH_PORT/readyz" || rc=1
+  probe_status api "http://127.0.0.1:$API_PORT/readyz" || rc=1
+  probe_status simulator - || rc=1
   bash "$ROOT/infra/prometheus.sh" status || rc=1
   bash "$ROOT/infra/stack.sh" status || rc=1
   return $rc
+}
+
+probe_status() { # name readiness-url|-
+  local name="$1" url="$2" pidfile="$DEMO_DIR/$1.pid"
+  if ! pid_alive "$pidfile"; then echo "$name: stopped"; return 1; fi
+  if [ "$url" = - ]; then echo "$name: running (pid $(cat "$pidfile"))"; return 0; fi
+  if http_ok "$url"; then echo "$name: running (pid $(cat "$pidfile")), ready at $url"
+  else echo "$name: running (pid $(cat "$pidfile")), not ready at $url"; return 1; fi
 }
 
 case "${1:-start}" in

@@ -7,7 +7,7 @@ import {
   replayLogTopic,
   replayTransactionalId,
 } from '../src/domain/dead-letter.js';
-import { createCliLogger, parseCli, runCli, UsageError } from './cli.js';
+import { createCliLogger, runCommand, usageText } from './cli.js';
 import {
   countsByReason,
   type DeadLetter,
@@ -17,35 +17,42 @@ import {
   printable,
   sourceId,
 } from './dead-letters/dead-letter-view.js';
-import { readDeadLetters, readReplayLog, replayDeadLetters } from './dead-letters/replay.js';
+import {
+  type ReplayOptions,
+  readDeadLetters,
+  readReplayLog,
+  replayDeadLetters,
+} from './dead-letters/replay.js';
+import { assertConfirmable, confirm, EXECUTE_OPTIONS } from './destructive.js';
 
 // The operator's tool for the dead-letter topic (docs/operations.md, DeadLettering): list and
 // show what the consumers refused and why, then send chosen dead letters back once the cause is
 // fixed. Same configuration as the consumers (KAFKA_BROKERS, TOPIC_*).
 
-const USAGE = `usage: node dist/tools/dead-letters.js list|show|replay [filters] [options]
-       (or: npm run dead-letters -- list ...; npx tsx tools/dead-letters.ts list ...)
-
-  list      one line per dead letter, then the counts by reason
-  show      every detail of each, the payload included (secrets masked)
-  replay    send them back to their source topic; a dry run unless --execute
-
-filters (all must match):
-  --topic T          source topic (e.g. device-telemetry.v1)
-  --reason R         ${REJECT_REASONS.join(', ')}
-  --key K            the original message key
-  --installation N   named by the key or the payload
-  --since TIME       dead-lettered at or after (RFC 3339, e.g. 2024-03-01T10:00:00Z)
-  --until TIME       dead-lettered before
-  --id ID[,ID]       exact dead letters, as list prints them (topic:partition:offset)
-  --not-replayed     only those not replayed yet
+const USAGE = usageText({
+  name: 'dead-letters',
+  synopsis: 'list|show|replay [filters] [options]\n       (or: npm run dead-letters -- list ...)',
+  about: `  list      one line per dead letter, then the counts by reason
+  show      every detail of each: the payload and the producer's headers (secrets masked)
+  replay    send them back to their source topic; a dry run unless --execute`,
+  options: `filters (all must match):
+  --topic T               source topic (e.g. device-telemetry.v1)
+  --reason R              ${REJECT_REASONS.join(', ')}
+  --key K                 the original message key
+  --installation N        named by the key or the payload
+  --since TIME            dead-lettered at or after (RFC 3339, e.g. 2024-03-01T10:00:00Z)
+  --until TIME            dead-lettered before
+  --id ID[,ID]            exact dead letters, as list prints them (topic:partition:offset)
+  --not-replayed          only those not replayed yet
 
 options:
-  --json             JSON output (list: one object per line, then the counts)
-  --execute          replay: really send (default: print what would be sent)
-  --rate N           replay: messages per second at most (default 50)
-  --max-replays N    replay: skip a dead letter replayed this often already (default 3)
-  --operator NAME    replay: who replays, for the audit (default: the OS user)`;
+  --json                  JSON output (list: one object per line, then the counts)
+  --execute               replay: really send (default: print what would be sent)
+  -y, --yes               replay --execute: do not ask (required when stdin is not a terminal)
+  --rate N                replay: messages per second at most (default 50)
+  --max-replays N         replay: skip a dead letter replayed this often already (default 3)
+  --operator NAME         replay: who replays, for the audit (default: the OS user)`,
+});
 
 const time = z.iso.datetime({ offset: true }).transform((t) => Date.parse(t));
 const argsSchema = z.object({
@@ -63,6 +70,7 @@ const argsSchema = z.object({
   'not-replayed': z.boolean().default(false),
   json: z.boolean().default(false),
   execute: z.boolean().default(false),
+  yes: z.boolean().default(false),
   rate: z.coerce.number().positive().max(10_000).default(50),
   'max-replays': z.coerce.number().int().positive().default(3),
   operator: z.string().min(1).optional(),
@@ -80,7 +88,7 @@ const OPTIONS = {
   id: str,
   'not-replayed': bool,
   json: bool,
-  execute: bool,
+  ...EXECUTE_OPTIONS,
   rate: str,
   'max-replays': str,
   operator: str,
@@ -88,11 +96,16 @@ const OPTIONS = {
 
 const out = (line: string) => process.stdout.write(`${line}\n`);
 
-runCli(USAGE, async () => {
-  const [command, ...rest] = process.argv.slice(2);
-  if (command !== 'list' && command !== 'show' && command !== 'replay')
-    throw new UsageError(`unknown command ${JSON.stringify(command ?? '')}`);
-  const args = parseCli(rest, OPTIONS, argsSchema);
+const spec = {
+  name: 'dead-letters',
+  usage: USAGE,
+  options: OPTIONS,
+  schema: argsSchema,
+  commands: ['list', 'show', 'replay'],
+} as const;
+
+runCommand(spec, async (args, command) => {
+  if (command === 'replay') assertConfirmable(args);
   const config = loadConfig();
   const logger = createCliLogger({ level: config.logLevel, name: 'dead-letters' });
   const clientOptions = {
@@ -138,23 +151,35 @@ runCli(USAGE, async () => {
   }
 
   const admin = await createKafkajsClient(clientOptions).createAdmin();
-  try {
-    const report = await replayDeadLetters({
+  const replay = (dryRun: boolean) => {
+    const options: ReplayOptions = {
+      dryRun,
+      ratePerSecond: args.rate,
+      maxReplays: args['max-replays'],
+      by: args.operator ?? userInfo().username,
+    };
+    return replayDeadLetters({
       kafka,
       topics: config.topics,
       transactionalId: replayTransactionalId(dlq),
       letters,
-      options: {
-        dryRun: !args.execute,
-        ratePerSecond: args.rate,
-        maxReplays: args['max-replays'],
-        by: args.operator ?? userInfo().username,
-      },
+      options,
       ensureLogTopic: () =>
         admin.ensureTopics([
           { topic: replayLogTopic(dlq), numPartitions: 1, cleanupPolicy: 'compact' },
         ]),
     });
+  };
+  try {
+    if (args.execute && !args.yes) {
+      // Asked on a terminal, after the plan (on stderr: stdout is the run's own report).
+      const plan = await replay(true);
+      const err = (line: string) => process.stderr.write(`${line}\n`);
+      for (const s of plan.sent) err(`would send ${s.id} -> ${s.to} (replay ${s.replayCount})`);
+      for (const s of plan.skipped) err(`skipped ${s.id}: ${s.why}`);
+      await confirm(`send ${plan.sent.length} dead letter(s) back?`, false);
+    }
+    const report = await replay(!args.execute);
     if (args.json) out(JSON.stringify(report));
     else {
       const verb = report.dryRun ? 'would send' : 'sent';

@@ -8,25 +8,30 @@ import {
   toAccessMessages,
 } from './access/access-grants.js';
 import { issueKey } from './access/api-key.js';
-import { createCliLogger, parseCli, runCli } from './cli.js';
+import { createCliLogger, runCommand, usageText } from './cli.js';
 
 // Issues an API key: publishes the key's SHA-256 hash, the grants, (user owner) the memberships
 // and, with --upsert-application, the application to the access topic, then prints the key once
 // on stdout. The key itself is never published, stored or logged.
 
-const USAGE = `usage: npx tsx tools/issue-key.ts --application ID --owner user:ID|company:ID
-         --installations 1,2,3|1-50 [--upsert-application] [--expires-in-days D] [--json]
-
-  --application ID        application the key belongs to
+const USAGE = usageText({
+  name: 'issue-key',
+  synopsis:
+    '--application ID --owner user:ID|company:ID --installations LIST\n' +
+    '         [--upsert-application] [--expires-in-days D] [--json]',
+  about:
+    "Publishes a new key's hash, its grants and (user owner) the memberships to the access topic,\n" +
+    'then prints the key once. stdout carries only the key (its last line), or the JSON object;\n' +
+    'everything else goes to stderr.',
+  options: `  --application ID        application the key belongs to
   --owner user:5          its owner; a user owner also gets a membership of each installation
   --upsert-application    also publish the application with this owner, enabled (creates it;
                           re-enables it if it was disabled); without it the application must
                           exist already
   --installations LIST    installations to grant, e.g. 1,2,3 or 1-50 or 1-5,9
   --expires-in-days D     key expiry (default: never)
-  --json                  print {"applicationId","keyId","apiKey","expiresAt","installations"}
-
-stdout carries only the key (its last line), or the JSON object; everything else goes to stderr.`;
+  --json                  print {"applicationId","keyId","apiKey","expiresAt","installations"}`,
+});
 
 const DAY_MS = 86_400_000;
 
@@ -39,19 +44,21 @@ const argsSchema = z.object({
   json: z.boolean().default(false),
 });
 
-runCli(USAGE, async () => {
-  const args = parseCli(
-    process.argv.slice(2),
-    {
-      application: { type: 'string' },
-      owner: { type: 'string' },
-      installations: { type: 'string' },
-      'expires-in-days': { type: 'string' },
-      'upsert-application': { type: 'boolean' },
-      json: { type: 'boolean' },
-    },
-    argsSchema,
-  );
+const spec = {
+  name: 'issue-key',
+  usage: USAGE,
+  options: {
+    application: { type: 'string' },
+    owner: { type: 'string' },
+    installations: { type: 'string' },
+    'expires-in-days': { type: 'string' },
+    'upsert-application': { type: 'boolean' },
+    json: { type: 'boolean' },
+  },
+  schema: argsSchema,
+} as const;
+
+runCommand(spec, async (args) => {
   const config = loadConfig();
   const logger = createCliLogger({ level: config.logLevel, name: 'issue-key' });
   const nowMs = Date.now();

@@ -1,22 +1,26 @@
 import { z } from 'zod';
 import { createKafkajsClient } from '../consumers/kafka/kafkajs-client.js';
 import { loadConfig } from '../src/config.js';
-import { createCliLogger, parseCli, runCli } from './cli.js';
+import { createCliLogger, runCommand, usageText } from './cli.js';
 import { createProgressReporter } from './progress.js';
 import { runSimulator } from './simulation-runner.js';
 
 // Produces realistic installations and device telemetry to the configured topics.
 
-const USAGE = `usage: npx tsx tools/simulator.ts --installations N --rate EVENTS_PER_SEC
-         [--duration SECONDS] [--seed S] [--offline-fraction F]
-
-  --installations N       installations 1..N, upserted first
+const USAGE = usageText({
+  name: 'simulator',
+  synopsis:
+    '--installations N --rate EVENTS_PER_SEC\n' +
+    '         [--duration SECONDS] [--seed S] [--offline-fraction F]',
+  about:
+    'Produces realistic installations (upserted first) and device telemetry to the topics, until\n' +
+    '--duration or Ctrl-C; progress on stderr.',
+  options: `  --installations N       installations 1..N, upserted first
   --rate R                device.state events per second, across all installations
   --duration SECONDS      stop after this long (default: run until Ctrl-C)
   --seed S                seed of the generated fleet and telemetry (default 1)
-  --offline-fraction F    fraction 0..1 of devices that stop reporting (default 0.05)
-
-Kafka and topic names come from the environment (KAFKA_BROKERS, TOPIC_*), as for the service.`;
+  --offline-fraction F    fraction 0..1 of devices that stop reporting (default 0.05)`,
+});
 
 const argsSchema = z.object({
   installations: z.coerce.number().int().positive().max(1_000_000),
@@ -26,18 +30,20 @@ const argsSchema = z.object({
   'offline-fraction': z.coerce.number().min(0).max(1).default(0.05),
 });
 
-runCli(USAGE, async () => {
-  const args = parseCli(
-    process.argv.slice(2),
-    {
-      installations: { type: 'string' },
-      rate: { type: 'string' },
-      duration: { type: 'string' },
-      seed: { type: 'string' },
-      'offline-fraction': { type: 'string' },
-    },
-    argsSchema,
-  );
+const spec = {
+  name: 'simulator',
+  usage: USAGE,
+  options: {
+    installations: { type: 'string' },
+    rate: { type: 'string' },
+    duration: { type: 'string' },
+    seed: { type: 'string' },
+    'offline-fraction': { type: 'string' },
+  },
+  schema: argsSchema,
+} as const;
+
+runCommand(spec, async (args) => {
   const config = loadConfig();
   const logger = createCliLogger({ level: config.logLevel, name: 'simulator' });
   const producer = createKafkajsClient({

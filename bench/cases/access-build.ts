@@ -1,4 +1,3 @@
-import { Redis } from 'ioredis';
 import { Kafka, logLevel } from 'kafkajs';
 import { sha } from '../../test/integration/support/consumer-harness.js';
 import { installation } from '../../test/support-api/fixtures.js';
@@ -7,6 +6,7 @@ import { numberArg } from '../lib/options.js';
 import { type Child, httpOk, startChild, waitUntil } from '../lib/processes.js';
 import {
   benchKafka,
+  benchRedis,
   dropPrefix,
   KAFKA_BROKERS,
   type Message,
@@ -93,7 +93,7 @@ const flowOf = (app: number) =>
   ).then((r) => r.status);
 
 const kafka = await benchKafka(run);
-const redis = new Redis(REDIS_URL);
+const redis = benchRedis();
 const children: Child[] = [];
 try {
   for (const topic of Object.values(topics)) await kafka.createTopic(topic, 3);

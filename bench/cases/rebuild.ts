@@ -1,7 +1,7 @@
 import { createKafkajsClient } from '../../consumers/kafka/kafkajs-client.js';
 import { topicSpecs } from '../../consumers/kafka/topics.js';
-import { rebuildReadModel } from '../../consumers/rebuild.js';
 import { createLogger } from '../../src/logger.js';
+import { rebuildReadModel } from '../../tools/rebuild/read-model-rebuild.js';
 import { createRng } from '../../tools/sim/random.js';
 import { type BenchContext, type ConsumerTopics, startConsumerProcess } from '../lib/context.js';
 import { cpuSecondsOf } from '../lib/cpu.js';

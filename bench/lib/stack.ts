@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { connect } from 'node:net';
 import { Redis } from 'ioredis';
 import { type Admin, Kafka, logLevel, type Producer } from 'kafkajs';
 import { pino } from 'pino';
@@ -8,18 +9,85 @@ import { dropNegativeTimeoutWarning } from '../../consumers/kafka/negative-timeo
 import { type RedisClient, scanKeys } from '../../src/read-model/redis-connection.js';
 import { ROOT } from './processes.js';
 
-// The project's Kafka (127.0.0.1:19092) and Redis (127.0.0.1:16379), started with infra/stack.sh
-// when they are not running. The bench only ever touches its own key prefix and topics.
+// The project's Kafka (127.0.0.1:19092) and Redis (127.0.0.1:16379), or the ports infra/stack.sh
+// was given (KAFKA_PORT, REDIS_PORT); bench/run.ts starts them with infra/stack.sh when they are
+// not running, a standalone case expects them. The bench only ever touches its own key prefix
+// and topics.
 
-export const KAFKA_BROKERS = process.env.BENCH_KAFKA_BROKERS ?? '127.0.0.1:19092';
-export const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:16379';
+export const KAFKA_BROKERS =
+  process.env.BENCH_KAFKA_BROKERS ?? `127.0.0.1:${process.env.KAFKA_PORT ?? '19092'}`;
+export const REDIS_URL =
+  process.env.BENCH_REDIS_URL ?? `redis://127.0.0.1:${process.env.REDIS_PORT ?? '16379'}`;
 
 export function ensureStack(): void {
   execFileSync('bash', ['infra/stack.sh', 'start'], { cwd: ROOT, stdio: 'inherit' });
 }
 
+const HOW_TO_START =
+  'start the stack with `npm run stack:start` (KAFKA_PORT and REDIS_PORT choose its ports), ' +
+  'or point the bench at running services with BENCH_KAFKA_BROKERS=host:port and ' +
+  'BENCH_REDIS_URL=redis://host:port';
+
+/** A case started without the stack: one line that says how to start it, exit 1, no dump. */
+function stackMissing(what: string, where: string, reason: string): never {
+  process.stderr.write(
+    `bench: ${what} at ${where} is not reachable (${reason}): ${HOW_TO_START}\n`,
+  );
+  process.exit(1);
+}
+
+/** The address without its credentials, for that line. */
+const address = (url: string) => {
+  try {
+    const u = new URL(url);
+    return `${u.protocol}//${u.host}`;
+  } catch {
+    return '(unparsable REDIS_URL)';
+  }
+};
+
+/**
+ * Exits with stackMissing when the client's first connection fails, instead of ioredis's
+ * retrying and printing an unhandled error event per attempt, then a MaxRetriesPerRequestError
+ * stack. Once connected, errors are the case's own.
+ */
+export function exitUnlessConnects<C extends NodeJS.EventEmitter>(redis: C, url: string): C {
+  const fail = (error: Error) => stackMissing('Redis', address(url), error.message);
+  redis.once('error', fail);
+  redis.once('ready', () => redis.off('error', fail));
+  return redis;
+}
+
 export function benchRedis(): Redis {
-  return new Redis(REDIS_URL, { maxRetriesPerRequest: 3 });
+  return exitUnlessConnects(new Redis(REDIS_URL, { maxRetriesPerRequest: 3 }), REDIS_URL);
+}
+
+/** Resolves once a TCP connection to the broker opens; the error's message otherwise. */
+function probe(broker: string): Promise<string | null> {
+  const [host, port] = [
+    broker.slice(0, broker.lastIndexOf(':')),
+    broker.slice(broker.lastIndexOf(':') + 1),
+  ];
+  return new Promise((resolve) => {
+    const socket = connect({ host, port: Number(port), timeout: 5_000 });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(null);
+    });
+    socket.once('timeout', () => {
+      socket.destroy();
+      resolve('no answer within 5 s');
+    });
+    socket.once('error', (error) => resolve(error.message));
+  });
+}
+
+/** Exits with stackMissing unless one of the brokers accepts a connection. */
+async function requireKafka(): Promise<void> {
+  const brokers = KAFKA_BROKERS.split(',');
+  const failures = await Promise.all(brokers.map(probe));
+  if (failures.some((f) => f === null)) return;
+  stackMissing('Kafka', KAFKA_BROKERS, failures.join('; '));
 }
 
 export interface BenchKafka {
@@ -35,6 +103,7 @@ export interface BenchKafka {
 }
 
 export async function benchKafka(clientId: string): Promise<BenchKafka> {
+  await requireKafka();
   dropNegativeTimeoutWarning();
   const kafka = new Kafka({
     clientId,

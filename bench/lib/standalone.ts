@@ -9,7 +9,7 @@ import { createSeeder, type Seeder } from '../../test/support-api/seed.js';
 import { BENCH_ONLINE_WINDOW_SECONDS } from '../workload/direct-write.js';
 import { BASE_PATH } from './context.js';
 import { type Child, httpOk, startChild, waitUntil } from './processes.js';
-import { benchRedis, dropPrefix, REDIS_URL } from './stack.js';
+import { benchRedis, dropPrefix, exitUnlessConnects, REDIS_URL } from './stack.js';
 
 // The standalone cases (bench/cases/<case>.ts run on their own with npx tsx, outside
 // bench/run.ts): a Redis prefix of their own, seeded through the consumers' store, the API and
@@ -55,9 +55,12 @@ export function standalone(
   const prefix = `bench:${name}-${Date.now().toString(36)}:`;
   const clusterNodes = options.clusterNodes ?? '';
   const redis = clusterNodes
-    ? connectRedis(loadConfig({ REDIS_URL, REDIS_CLUSTER_NODES: clusterNodes }).redis, {
-        maxRetriesPerRequest: 3,
-      })
+    ? exitUnlessConnects(
+        connectRedis(loadConfig({ REDIS_URL, REDIS_CLUSTER_NODES: clusterNodes }).redis, {
+          maxRetriesPerRequest: 3,
+        }),
+        REDIS_URL,
+      )
     : benchRedis();
   const children: Child[] = [];
   const { callgrindDir } = options;

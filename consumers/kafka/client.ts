@@ -111,6 +111,8 @@ export interface Admin {
   ): Promise<void>;
   /** Moves the group to the start of every partition of the topic, in one step (same refusal). */
   resetToStart(groupId: string, topic: string): Promise<void>;
+  /** The group's state (`Empty`, `Stable`, `Dead` for none) and how many members it has. */
+  describeGroup(groupId: string): Promise<{ state: string; members: number }>;
   disconnect(): Promise<void>;
 }
 

@@ -23,6 +23,7 @@ import type {
   Producer,
 } from './client.js';
 import { registerCodecs } from './codecs.js';
+import { forwardLog } from './kafkajs-log.js';
 import { dropNegativeTimeoutWarning } from './negative-timeout.js';
 import { PRODUCER_METADATA_MAX_AGE_MS, partitionedSend } from './partitioned-send.js';
 
@@ -104,6 +105,11 @@ export function createKafkajsClient(options: KafkajsClientOptions): KafkaClient 
         setCommittedOffset: (groupId, topic, partition, offset) =>
           admin.setOffsets({ groupId, topic, partitions: [{ partition, offset }] }),
         resetToStart: (groupId, topic) => admin.resetOffsets({ groupId, topic, earliest: true }),
+        async describeGroup(groupId) {
+          const { groups } = await admin.describeGroups([groupId]);
+          const group = groups.find((g) => g.groupId === groupId);
+          return { state: group?.state ?? 'Dead', members: group?.members.length ?? 0 };
+        },
         disconnect: () => admin.disconnect(),
       } satisfies Admin;
     },
@@ -411,10 +417,4 @@ function toBufferHeaders(
     out[name] = typeof first === 'string' ? Buffer.from(first) : first;
   }
   return out;
-}
-
-function forwardLog(logger: Logger, entry: LogEntry): void {
-  const { message, ...rest } = entry.log;
-  const level = entry.level <= KafkaLogLevel.ERROR ? 'error' : 'warn';
-  logger[level]({ kafka: { namespace: entry.namespace, ...rest } }, message);
 }

@@ -666,7 +666,7 @@ const SCENARIOS: Record<string, [string, Parameters<typeof scenario>[1]]> = {
         .size;
       consumer = startConsumer();
       const exit = await consumerExit(consumer, 30_000);
-      const named = consumer.logs.some((l) => String(l.msg).includes('consumers/rebuild.ts'));
+      const named = consumer.logs.some((l) => String(l.msg).includes('tools/rebuild.ts'));
       const apiReady = await status(`http://127.0.0.1:${apiPort}/readyz`);
       const after = (await deadLetters(stack.kafkaBrokers, topics.deadletter, topics.telemetry))
         .size;
@@ -678,7 +678,7 @@ const SCENARIOS: Record<string, [string, Parameters<typeof scenario>[1]]> = {
       const rebuildStarted = Date.now();
       const { stdout: out } = await exec(
         process.execPath,
-        ['--import', 'tsx', 'consumers/rebuild.ts'],
+        ['--import', 'tsx', 'tools/rebuild.ts', '--execute', '--yes'],
         {
           cwd: ROOT,
           env: { ...process.env, ...env(0), LOG_LEVEL: 'warn' },
@@ -805,6 +805,7 @@ const SCENARIOS: Record<string, [string, Parameters<typeof scenario>[1]]> = {
           topics.telemetry,
           '--not-replayed',
           '--execute',
+          '--yes',
           '--operator',
           'fault-suite',
         ],

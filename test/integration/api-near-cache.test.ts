@@ -271,7 +271,7 @@ describe('API near-cache', () => {
   it('drops what it holds when the read model is rebuilt underneath (a new epoch marker)', async () => {
     const { id, key } = await readable();
     await warm(flowPath(id), key);
-    // What consumers/rebuild.ts does: delete without announcing, then write a new marker.
+    // What tools/rebuild.ts does: delete without announcing, then write a new marker.
     const keys = createKeys(api.prefix);
     const redis = testRedis();
     try {

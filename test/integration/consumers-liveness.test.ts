@@ -57,7 +57,7 @@ const metricLine = (text: string, name: string, labels: string) =>
   text.split('\n').find((l) => l.startsWith(`${name}{`) && l.includes(labels));
 
 function runSkip(args: string[]): Promise<{ code: number | null; out: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'consumers/skip-batch.ts', ...args], {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'tools/skip-batch.ts', ...args], {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -138,7 +138,16 @@ describe('a record batch that no codec decodes', () => {
     expect(await stored(4)).toBe(false);
 
     // The operator's command: recorded on the dead-letter topic, group moved to offset 3.
-    const skipped = await runSkip(['--topic', topic, '--partition', '0', '--to-offset', '3']);
+    const skipped = await runSkip([
+      '--topic',
+      topic,
+      '--partition',
+      '0',
+      '--to-offset',
+      '3',
+      '--execute',
+      '--yes',
+    ]);
     expect(skipped, skipped.out).toMatchObject({ code: 0 });
     expect(skipped.out).toContain(`${group} now reads ${topic}:0 from 3`);
     const third = startConsumerProcess(env);

@@ -1,13 +1,13 @@
 import { afterAll, expect, it } from 'vitest';
-import { rebuildReadModel } from '../../consumers/rebuild.js';
 import { formatDateTime } from '../../src/domain/date-time.js';
 import { decodeIndexEntry } from '../../src/read-model/device-index-entry.js';
 import { decodeKeyExpiry } from '../../src/read-model/key-status-codec.js';
 import { type RedisClient, scanKeys } from '../../src/read-model/redis-connection.js';
+import { rebuildReadModel } from '../../tools/rebuild/read-model-rebuild.js';
 import { testKafkaClient, testLogger, waitFor } from '../support/stack.js';
 import { type Harness, installation, iso, sha, startHarness } from './support/consumer-harness.js';
 
-// RedisClient is disposable: the documented rebuild (consumers/rebuild.ts) empties the key prefix and
+// RedisClient is disposable: the documented rebuild (tools/rebuild.ts) empties the key prefix and
 // moves the groups to the start; the consumers then replay the topics into the empty model,
 // which must equal the live one key by key. Counters that only order writes (revisions, flow
 // versions, access generations and view versions, the epoch marker) count attempts, not facts:

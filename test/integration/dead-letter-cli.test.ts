@@ -65,7 +65,13 @@ beforeAll(async () => {
     {
       key: '42',
       value: JSON.stringify({ type: 'device.state', installationId: 42, state: { soe: 'x' } }),
-      headers: headers(topics.telemetry, 8, 'schema_violation', 'state.soe: expected number'),
+      // The producer's own headers, as the consumers forward them beside their x-* ones.
+      headers: {
+        ...headers(topics.telemetry, 8, 'schema_violation', 'state.soe: expected number'),
+        traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01',
+        'x-gateway': `gw-7 ${apiKey}`,
+        'x-api-key': 'anything',
+      },
     },
     {
       key: 'grant:17:42',
@@ -113,6 +119,18 @@ describe('dead-letters command', () => {
     expect(await ids('--until', soon, '--reason', 'invalid_json')).toEqual([`${dlq}:0:2`]);
   });
 
+  it("shows the producer's headers, as text, secrets masked", async () => {
+    const [shown] = json(await tool('show', '--json', '--id', `${dlq}:0:1`));
+    expect(shown.headers).toEqual({
+      traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01',
+      'x-gateway': 'gw-7 [redacted]',
+      'x-api-key': '[redacted]',
+    });
+    const text = (await tool('show', '--id', `${dlq}:0:1`)).join('\n');
+    expect(text).toContain('"traceparent": "00-0af7651916cd43dd8448eb211c80319c');
+    expect(text).not.toContain(apiKey);
+  });
+
   it('replays only as a dry run without --execute, writing nothing', async () => {
     const lines = await tool('replay', '--reason', 'schema_violation');
     expect(lines).toEqual([
@@ -125,6 +143,23 @@ describe('dead-letters command', () => {
     await probe.connect();
     try {
       expect(await probe.listTopics()).not.toContain(replayLogTopic(dlq));
+    } finally {
+      await probe.disconnect();
+    }
+  });
+
+  it('asks for --yes to --execute without a terminal, sending nothing', async () => {
+    const refused = await tool('replay', '--reason', 'schema_violation', '--execute').catch(
+      (error: { code: number; stderr: string }) => error,
+    );
+    expect(refused).toMatchObject({ code: 2 });
+    expect((refused as { stderr: string }).stderr).toContain('add --yes to confirm --execute');
+    const probe = new Kafka({ brokers: kafkaBrokers(), logLevel: logLevel.NOTHING }).admin();
+    await probe.connect();
+    try {
+      const existing = await probe.listTopics();
+      expect(existing).not.toContain(replayLogTopic(dlq));
+      expect(existing).not.toContain(topics.telemetry);
     } finally {
       await probe.disconnect();
     }

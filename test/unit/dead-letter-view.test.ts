@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   installationsOf,
   matches,
+  printableHeaders,
   printablePayload,
   toDeadLetter,
 } from '../../tools/dead-letters/dead-letter-view.js';
@@ -59,5 +60,41 @@ describe('dead-letter view', () => {
     expect(printablePayload(Buffer.from(`{broken ${key} ${'b'.repeat(64)}`))).toBe(
       '{broken [redacted] [redacted]',
     );
+  });
+});
+
+describe("the producer's headers", () => {
+  const withHeaders = (extra: Record<string, Buffer | string>) =>
+    toDeadLetter('dlq', 0, {
+      key: Buffer.from('42'),
+      value: null,
+      offset: '5',
+      timestamp: '1709287200000',
+      attributes: 0,
+      headers: { 'x-source-topic': 't', 'x-reason': 'too_large', 'x-detail': 'd', ...extra },
+    });
+
+  it('are printed as text, without the dead-letter headers, credentials masked', () => {
+    const d = withHeaders({
+      traceparent: '00-abc-def-01',
+      'content-type': Buffer.from('application/json'),
+      Authorization: 'Bearer x',
+      'x-auth-token': 't',
+      note: `key itk_${'a'.repeat(40)} here`,
+    });
+    expect(printableHeaders(d.producerHeaders)).toEqual({
+      traceparent: '00-abc-def-01',
+      'content-type': 'application/json',
+      Authorization: '[redacted]',
+      'x-auth-token': '[redacted]',
+      note: 'key [redacted] here',
+    });
+  });
+
+  it('are given by size where they are not text, and kept byte for byte for a replay', () => {
+    const bytes = Buffer.from([0x00, 0xff, 0x10, 0x80]);
+    const d = withHeaders({ 'x-binary': bytes });
+    expect(printableHeaders(d.producerHeaders)).toEqual({ 'x-binary': '[4 bytes, not text]' });
+    expect(d.producerHeaders['x-binary']).toEqual(bytes);
   });
 });

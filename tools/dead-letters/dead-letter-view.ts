@@ -12,8 +12,13 @@ export interface DeadLetter {
   readonly timestampMs: number;
   readonly key: string | null;
   readonly value: Buffer | null;
-  /** Every header, the dead-letter ones included. */
+  /** Every header as text, the dead-letter ones included. */
   readonly headers: Readonly<Record<string, string>>;
+  /**
+   * The headers the message had when it was refused (the dead-letter ones left out), as its
+   * producer sent them: what show prints and what a replay sends back.
+   */
+  readonly producerHeaders: Readonly<Record<string, Buffer>>;
   readonly source: { readonly topic: string; readonly partition: number; readonly offset: string };
   readonly reason: string;
   readonly detail: string;
@@ -31,6 +36,18 @@ function headerText(headers: IHeaders | undefined): Record<string, string> {
   return out;
 }
 
+const DEAD_LETTER_HEADER_NAMES = new Set<string>(Object.values(DEAD_LETTER_HEADERS));
+
+function producerHeaders(headers: IHeaders | undefined): Record<string, Buffer> {
+  const out: Record<string, Buffer> = {};
+  for (const [name, value] of Object.entries(headers ?? {})) {
+    const first = Array.isArray(value) ? value[0] : value;
+    if (first === undefined || DEAD_LETTER_HEADER_NAMES.has(name)) continue;
+    out[name] = typeof first === 'string' ? Buffer.from(first) : first;
+  }
+  return out;
+}
+
 export function toDeadLetter(topic: string, partition: number, m: KafkaMessage): DeadLetter {
   const headers = headerText(m.headers);
   const h = DEAD_LETTER_HEADERS;
@@ -42,6 +59,7 @@ export function toDeadLetter(topic: string, partition: number, m: KafkaMessage):
     key: m.key === null ? null : m.key.toString('utf8'),
     value: m.value,
     headers,
+    producerHeaders: producerHeaders(m.headers),
     source: {
       topic: headers[h.sourceTopic] ?? '',
       partition: Number(headers[h.sourcePartition] ?? -1),
@@ -141,6 +159,36 @@ export function printablePayload(value: Buffer | null): unknown {
   return maskText(text);
 }
 
+// A header named like a credential is masked whole (x-api-key, authorization, x-auth-token, …);
+// any other is printed as text where it is text, the key form and hashes masked in it.
+const SECRET_HEADER =
+  /authorization|api[-_]?key|token|secret|password|cookie|credential|signature/i;
+const PRINTABLE = /^[^\p{Cc}]*$/u;
+
+/** The producer's headers as printed: text (masked) where printable, else their size. */
+export function printableHeaders(
+  headers: Readonly<Record<string, Buffer>>,
+): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (SECRET_HEADER.test(name)) {
+      out[name] = MASK;
+      continue;
+    }
+    let text: string | null;
+    try {
+      text = new TextDecoder('utf-8', { fatal: true }).decode(value);
+    } catch {
+      text = null;
+    }
+    out[name] =
+      text !== null && PRINTABLE.test(text.replace(/\t/g, ' '))
+        ? maskText(text)
+        : `[${value.length} bytes, not text]`;
+  }
+  return out;
+}
+
 /** What `show --json` and `list --json` print for one dead letter. */
 export function printable(d: DeadLetter, replayedBy: string | null): Record<string, unknown> {
   return {
@@ -150,6 +198,7 @@ export function printable(d: DeadLetter, replayedBy: string | null): Record<stri
     detail: maskText(d.detail),
     source: d.source,
     key: d.key === null ? null : maskText(d.key),
+    headers: printableHeaders(d.producerHeaders),
     replayCount: d.replayCount,
     replayed: replayedBy,
     payload: printablePayload(d.value),

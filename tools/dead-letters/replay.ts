@@ -3,7 +3,6 @@ import { type Kafka, Partitioners } from 'kafkajs';
 import { PRODUCER_METADATA_MAX_AGE_MS } from '../../consumers/kafka/partitioned-send.js';
 import type { Config } from '../../src/config.js';
 import {
-  DEAD_LETTER_HEADERS,
   deadLetterId,
   REPLAY_HEADERS,
   type ReplayRecord,
@@ -100,12 +99,10 @@ function jsonOrNull(text: string): unknown {
   }
 }
 
-function replayHeaders(d: DeadLetter, count: number): Record<string, string> {
-  const dropped = new Set<string>([
-    ...Object.values(DEAD_LETTER_HEADERS),
-    ...Object.values(REPLAY_HEADERS),
-  ]);
-  const kept = Object.entries(d.headers).filter(([name]) => !dropped.has(name));
+/** The producer's headers, byte for byte, with this replay's marker in place of any earlier one. */
+function replayHeaders(d: DeadLetter, count: number): Record<string, Buffer | string> {
+  const dropped = new Set<string>(Object.values(REPLAY_HEADERS));
+  const kept = Object.entries(d.producerHeaders).filter(([name]) => !dropped.has(name));
   return {
     ...Object.fromEntries(kept),
     [REPLAY_HEADERS.replayOf]: d.id,
