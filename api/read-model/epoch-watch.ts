@@ -2,7 +2,7 @@ import { readEpoch } from '../../src/read-model/epoch.js';
 import type { ReadModelKeys } from '../../src/read-model/keys.js';
 import { duplicateConnection, type RedisClient } from '../../src/read-model/redis-connection.js';
 
-// A rebuild (consumers/rebuild.ts) deletes the read model without announcing each key, then
+// A rebuild (tools/rebuild.ts) deletes the read model without announcing each key, then
 // writes a new epoch marker; a wipe takes the marker too. Whatever the near-cache or a stream
 // learnt before may then be stale, grants included, and no announcement will say so. Polling
 // the one marker key is cheaper and simpler than a rebuild announcing every installation: when
