@@ -28,6 +28,8 @@ export const REJECT_REASON_MEANINGS = {
   invalid_json: 'the value is not UTF-8, not JSON, or not a JSON object',
   unknown_event_type: '`type` is missing or not an event of this topic',
   schema_violation: 'a field is missing, has the wrong type or is out of range',
+  exceeds_limits:
+    "the value is larger than its topic's maximum message size, or a string field is longer than its maximum length (docs/events.md, Limits)",
   invalid_key: "the message key does not name the event's fact, or a tombstone's key names nothing",
   unexpected_tombstone: 'a tombstone on a topic where it means nothing (device-telemetry.v1)',
   future_observed_at: "`observedAt` (or a removal's `occurredAt`) beyond the allowed clock skew",
