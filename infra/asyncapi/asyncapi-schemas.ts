@@ -62,6 +62,16 @@ export function asyncApiSchemas(): Record<string, Json> {
     schema.title = id;
     refsWithSiblings(schema);
   }
+  // The union's discriminator (AsyncAPI's Schema Object has one; zod does not write it): a
+  // generator then tells the six events apart by `category`, as the consumers do.
+  // oneOf, not zod's anyOf: exactly one matches (category is a const in each), and Modelina
+  // reads a discriminator on a oneOf only.
+  const deviceState = schemas.DeviceStateEvent;
+  if (deviceState) {
+    deviceState.oneOf = deviceState.anyOf;
+    delete deviceState.anyOf;
+    deviceState.discriminator = 'category';
+  }
   return {
     ...schemas,
     Tombstone: {

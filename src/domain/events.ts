@@ -81,7 +81,11 @@ export function deviceStateSchema(category: DeviceCategory) {
       installationId: installationIdOf(
         'The installation the device belongs to from this event on; also the message key (decimal).',
       ),
-      category: z.literal(category).meta({ description: CATEGORY_DESCRIPTION }),
+      // Titled: a generator that turns the discriminator into an enum names it by this.
+      category: z.literal(category).meta({
+        title: `${category.charAt(0).toUpperCase()}${category.slice(1)}Category`,
+        description: CATEGORY_DESCRIPTION,
+      }),
       deviceId: idSchema.meta({ description: DEVICE_ID_DESCRIPTION }),
       observedAt: dateTimeSchema.meta({
         description:

@@ -24,6 +24,25 @@ function collapseNullable(schema: Json): void {
   schema.type = [type, 'null'];
 }
 
+/**
+ * The other way for an array's items, which zod itself writes as `{ type: [T, 'null'] }`:
+ * Modelina types that as `T | null[]`, the anyOf as `(T | null)[]`.
+ */
+function nullableItemsAsAnyOf(node: unknown): void {
+  if (node === null || typeof node !== 'object') return;
+  if (Array.isArray(node)) {
+    for (const n of node) nullableItemsAsAnyOf(n);
+    return;
+  }
+  const items = (node as Json).items as Json | undefined;
+  const type = items?.type;
+  if (items && Array.isArray(type) && type.length === 2 && type.includes('null')) {
+    delete items.type;
+    items.anyOf = [{ type: type.find((t) => t !== 'null') }, { type: 'null' }];
+  }
+  for (const v of Object.values(node)) nullableItemsAsAnyOf(v);
+}
+
 export interface ContractSchemaOptions {
   readonly target: JsonSchemaTarget;
   readonly io: 'input' | 'output';
@@ -44,8 +63,12 @@ export function contractJsonSchema(
     target: options.target,
     io: options.io,
     ...(options.uri ? { uri: options.uri } : {}),
+    // Not an array's items: Modelina types `items: { type: [boolean, null] }` as
+    // `boolean | null[]`, the anyOf as `(boolean | null)[]`.
     override: (ctx: { jsonSchema: Json }) => collapseNullable(ctx.jsonSchema),
   };
   // biome-ignore lint/suspicious/noExplicitAny: zod's overloads take a schema or a registry
-  return z.toJSONSchema(input as any, params as any);
+  const out = z.toJSONSchema(input as any, params as any);
+  nullableItemsAsAnyOf(out);
+  return out;
 }

@@ -88,7 +88,7 @@ describe('docs/asyncapi.json', () => {
     );
     expect(titles('deviceTelemetry')).toEqual(['device.state', 'device.removed']);
     const state = messagesOf(inlineSchemaRefs(committed), 'deviceTelemetry').deviceState.payload;
-    expect(state.anyOf.map((s: Doc) => s.properties.category.const).sort()).toEqual(
+    expect(state.oneOf.map((s: Doc) => s.properties.category.const).sort()).toEqual(
       ['battery', 'boiler', 'energyMeter', 'evCharger', 'inverter', 'relay'].sort(),
     );
   });
