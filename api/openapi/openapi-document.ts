@@ -381,7 +381,18 @@ function streamOperations(): Json {
       description:
         'Server-Sent Events. First the current flow (unless `Last-Event-ID` is its ETag), then one event per change of it, by a write or by time alone: `event: energyFlow`, `id:` the ETag getInstallationCurrentEnergyFlow would send, `data:` the exact body it would serve. A comment line at least every 15 s. When the key may no longer read the installation: `event: revoked` with the error envelope the single endpoint would answer, then the stream closes (within 1 s). Parsed, each event is a FlowStreamEnergyFlowEvent or a FlowStreamRevokedEvent (components.schemas).',
       headers: { 'Cache-Control': headerRef('Cache-Control') },
-      content: { 'text/event-stream': { schema: { type: 'string' } } },
+      content: {
+        'text/event-stream': {
+          // A string (the stream), whose events parse to these (JSON Schema's contentSchema).
+          schema: {
+            type: 'string',
+            contentMediaType: 'text/event-stream',
+            contentSchema: {
+              oneOf: [ref('FlowStreamEnergyFlowEvent'), ref('FlowStreamRevokedEvent')],
+            },
+          },
+        },
+      },
     },
   };
   for (const status of streamStatuses()) {
