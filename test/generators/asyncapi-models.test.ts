@@ -11,7 +11,7 @@ import {
   TypeScriptFileGenerator,
 } from '@asyncapi/modelina';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { filesUnder, mavenClasspath, npmTool, ROOT, run } from './support/tools.js';
+import { ensureCommand, filesUnder, mavenClasspath, npmTool, ROOT, run } from './support/tools.js';
 
 // issue 54 item 3: docs/asyncapi.json as the AsyncAPI tools ship. `asyncapi validate`
 // (@asyncapi/cli) accepts it; Modelina 5 makes a named TypeScript and Java model of every
@@ -52,6 +52,9 @@ function examples(): Array<{ model: string; payload: Doc }> {
 let dir: string;
 beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), 'asyncapi-models-'));
+  // The stack needs only a JRE; these tests compile.
+  ensureCommand('javac', 'openjdk-17-jdk-headless');
+  ensureCommand('mvn', 'maven');
 });
 afterAll(() => {
   rmSync(dir, { recursive: true, force: true });

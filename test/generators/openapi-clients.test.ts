@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { npmTool, ROOT, run } from './support/tools.js';
+import { ensureCommand, npmTool, ROOT, run } from './support/tools.js';
 
 // issue 54 item 4: docs/openapi.json in the generators integrators use, each producing a client
 // that compiles, with the domain's descriptions on its types and ids as 64-bit integers.
@@ -17,6 +17,8 @@ const HEY_API = ['@hey-api/openapi-ts@0.99.0', 'typescript@5.9.3'];
 let dir: string;
 beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), 'openapi-clients-'));
+  ensureCommand('javac', 'openjdk-17-jdk-headless');
+  ensureCommand('mvn', 'maven');
 });
 afterAll(() => {
   rmSync(dir, { recursive: true, force: true });

@@ -51,6 +51,11 @@ export function npmTool(name: string, packages: readonly string[]): string {
   return dir;
 }
 
+/** Makes sure a program is there (infra/ensure-package.sh: Debian's package when missing). */
+export function ensureCommand(command: string, debianPackage: string): void {
+  run('bash', [join(ROOT, 'infra/ensure-package.sh'), command, debianPackage], ROOT, 480_000);
+}
+
 /** Jars of Maven artifacts (`group:artifact:version`) and what they depend on, as a classpath. */
 export function mavenClasspath(name: string, artifacts: readonly string[]): string {
   const dir = join(CACHE, `maven-${name}`);
