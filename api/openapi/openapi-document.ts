@@ -1,5 +1,9 @@
 import { z } from 'zod';
-import { CATEGORY_ARRAY_NAME, DEVICE_CATEGORIES } from '../../src/domain/device-fields.js';
+import {
+  CATEGORY_ARRAY_NAME,
+  DEVICE_CATEGORIES,
+  passThroughValueSchema,
+} from '../../src/domain/device-fields.js';
 import { contractJsonSchema } from '../../src/domain/json-schema.js';
 import {
   BULK_FLOW_ERRORS,
@@ -116,6 +120,7 @@ function components(): Json {
   registry.add(installationRecordSchema, { id: 'Installation' });
   for (const c of DEVICE_CATEGORIES) registry.add(deviceRecordSchemas[c], { id: pascal(c) });
   registry.add(inverterStatusSchema, { id: 'InverterStatus' });
+  registry.add(passThroughValueSchema, { id: 'PassThroughValue' });
   registry.add(energyFlowDataSchema, { id: 'EnergyFlowData' });
   registry.add(installationsResponseSchema, { id: 'InstallationsResponse' });
   registry.add(devicesResponseSchema, { id: 'InstallationDevicesResponse' });

@@ -207,7 +207,7 @@ export function buildAsyncApiDocument(config: Pick<Config, 'topics' | 'consumer'
     deviceTelemetry: channel(
       telemetry.topic,
       telemetry,
-      "Device state observations and removals, keyed by installation id: one installation's devices in one partition.",
+      "Device state observations and removals, keyed by installation id: one installation's devices in one partition. Power in W, energy in Wh; null is unknown, never zero. Signs by category: an energy meter's powerAc is positive for export and negative for import; a battery's powerDc positive for charging; an inverter's powerAc positive when it supplies the AC side; EV charger and boiler powerAc positive for consumption. The energy flow's gridPower is minus the meters' sum (positive import). Worked examples: docs/events.md \"Sign conventions and units\".",
       messagesOf(TELEMETRY_MESSAGES, inputHeaders),
     ),
     accessChanges: channel(

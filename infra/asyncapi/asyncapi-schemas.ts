@@ -4,6 +4,7 @@ import {
   DEVICE_CATEGORIES,
   type DeviceCategory,
   deviceCategorySchema,
+  passThroughValueSchema,
 } from '../../src/domain/device-fields.js';
 import {
   applicationOwnerSchema,
@@ -36,6 +37,7 @@ export function asyncApiSchemas(): Record<string, Json> {
   registry.add(ownerTypeSchema, { id: 'OwnerType' });
   registry.add(deviceCategorySchema, { id: 'DeviceCategory' });
   registry.add(deviceMoveTypeSchema, { id: 'DeviceMoveType' });
+  registry.add(passThroughValueSchema, { id: 'PassThroughValue' });
   for (const c of DEVICE_CATEGORIES) {
     registry.add(STATE_SCHEMAS[c], { id: `${pascal(c)}State` });
     registry.add(DEVICE_STATE_SCHEMAS[c], { id: stateEventId(c) });

@@ -214,6 +214,14 @@ const BASE: Record<
   nullableBooleanArray: () => z.array(z.boolean().nullable()),
 };
 
+/**
+ * The value of a field read-api.md gives no type (the boiler's operationMode, …): one named
+ * schema of the contracts (`PassThroughValue`), so a generator makes one type of it.
+ */
+export const passThroughValueSchema = z
+  .union([z.string().max(MAX_STRING_LENGTH.name), z.number(), z.boolean()])
+  .meta({ description: 'A device-reported value passed through: a string, number or boolean.' });
+
 const SUNSPEC_INGEST =
   'SunSpec operating state integer (model 101-103 St), served normalized to { rawValue, name }: 1 OFF, 2 SLEEPING, 3 STARTING, 4 MPPT, 5 THROTTLED, 6 SHUTTING_DOWN, 7 FAULT, 8 STANDBY; any other value is served as null.';
 const PERCENT_INGEST = ' Sent outside 0-100, it is stored as null (the rest of the event applies).';
@@ -221,9 +229,8 @@ const PERCENT_INGEST = ' Sent outside 0-100, it is stored as null (the rest of t
 /** A field's value type, undescribed; `served`: as the API writes it (percent within 0-100). */
 export function fieldValueSchema(spec: FieldSpec, served = false): z.ZodType {
   let base: z.ZodType;
-  if (spec.kind === 'any') {
-    base = z.union([z.string().max(spec.maxLength), z.number(), z.boolean()]);
-  } else if (spec.kind === 'sunspec') base = int64();
+  if (spec.kind === 'any') base = passThroughValueSchema;
+  else if (spec.kind === 'sunspec') base = int64();
   else if (spec.kind === 'dateTime') base = z.iso.datetime({ offset: true });
   else if (spec.kind === 'string') base = z.string().max(spec.maxLength);
   // A negative count has no meaning; reject it rather than serve it.

@@ -697,15 +697,15 @@ export interface components {
             /** @description Maximum power the boiler can draw, in effect now, W. null: unknown, unavailable or unsupported (not zero). */
             effectiveMaxPower: number | null;
             /** @description Device-reported, passed through: a string, number, boolean or null as the device sends it (read-api.md fixes no type). */
-            operationMode: (string | number | boolean) | null;
+            operationMode: components["schemas"]["PassThroughValue"] | null;
             /** @description Device-reported, passed through: a string, number, boolean or null as the device sends it (read-api.md fixes no type). */
-            operationState: (string | number | boolean) | null;
+            operationState: components["schemas"]["PassThroughValue"] | null;
             /** @description Device-reported, passed through: a string, number, boolean or null as the device sends it (read-api.md fixes no type). */
-            deviceState: (string | number | boolean) | null;
+            deviceState: components["schemas"]["PassThroughValue"] | null;
             /** @description Device-reported, passed through: a string, number, boolean or null as the device sends it (read-api.md fixes no type). */
-            relayState: (string | number | boolean) | null;
+            relayState: components["schemas"]["PassThroughValue"] | null;
             /** @description Device-reported, passed through: a string, number, boolean or null as the device sends it (read-api.md fixes no type). */
-            loadState: (string | number | boolean) | null;
+            loadState: components["schemas"]["PassThroughValue"] | null;
             /** @description PWM duty cycle of the heating element, percent as reported (not range-checked). null: unknown, unavailable or unsupported (not zero). */
             pwmPercent: number | null;
         };
@@ -722,6 +722,11 @@ export interface components {
              */
             name: "OFF" | "SLEEPING" | "STARTING" | "MPPT" | "THROTTLED" | "SHUTTING_DOWN" | "FAULT" | "STANDBY";
         };
+        /**
+         * PassThroughValue
+         * @description A device-reported value passed through: a string, number or boolean.
+         */
+        PassThroughValue: string | number | boolean;
         /**
          * EnergyFlowData
          * @description The energy flow over the installation's online devices (docs/api.md "Energy flow"). Every number is rounded to a whole number.
