@@ -39,6 +39,17 @@ export default defineConfig({
         },
       },
       {
+        // The contracts through the generators integrators use (Modelina, @asyncapi/cli,
+        // @hey-api/openapi-ts, OpenAPI Generator) and their compilers (tsc, javac, Maven): slow
+        // on a first run, which installs the tools under .local/generators.
+        test: {
+          name: 'generators',
+          include: ['test/generators/**/*.test.ts'],
+          testTimeout: 600_000,
+          hookTimeout: 120_000,
+        },
+      },
+      {
         // Its own project so Chromium is installed only when browser tests run.
         test: {
           name: 'browser',

@@ -1,5 +1,10 @@
 import { z } from 'zod';
-import { CATEGORY_ARRAY_NAME, DEVICE_CATEGORIES } from '../../src/domain/device-fields.js';
+import {
+  CATEGORY_ARRAY_NAME,
+  DEVICE_CATEGORIES,
+  passThroughValueSchema,
+} from '../../src/domain/device-fields.js';
+import { contractJsonSchema } from '../../src/domain/json-schema.js';
 import {
   BULK_FLOW_ERRORS,
   ENDPOINT_ERRORS,
@@ -21,8 +26,13 @@ import {
   energyFlowDataSchema,
   energyFlowResponseSchema,
   errorResponseSchema,
+  flowStreamEnergyFlowEventSchema,
+  flowStreamRevokedErrorSchema,
+  flowStreamRevokedEventSchema,
+  installationEnergyFlowSchema,
   installationRecordSchema,
   installationsResponseSchema,
+  inverterStatusSchema,
 } from './response-schemas.js';
 
 // The OpenAPI 3.1 description, generated from the zod schemas the code uses and the error
@@ -42,6 +52,8 @@ type EndpointName = keyof typeof OPERATION_ERRORS;
 const ENDPOINTS: ReadonlyArray<{
   name: EndpointName;
   summary: string;
+  /** What a caller must know to read the answer (read-api.md). */
+  description: string;
   response: string;
   param: 'installationId' | 'installationIds' | null;
   /** Whether the 200 carries Last-Modified (beyond.md §2). */
@@ -50,6 +62,8 @@ const ENDPOINTS: ReadonlyArray<{
   {
     name: 'getInstallations',
     summary: 'List the installations the calling application may currently read, by ascending id',
+    description:
+      'Both an explicit grant of the installation to the application and continued access of its owner are required. Every Installation field is always present, null where unknown. With `limit`, one page and `nextCursor` (beyond.md §7).',
     response: 'InstallationsResponse',
     param: null,
     dataAge: false,
@@ -57,6 +71,8 @@ const ENDPOINTS: ReadonlyArray<{
   {
     name: 'getInstallationDevices',
     summary: 'Last-known state of all six device categories of one installation (offline ones too)',
+    description:
+      "Power in W, energy in Wh; null is unknown, not zero. Offline devices are included: check each lastSeenDate before treating its telemetry as current. Sign rules differ by category: an energy meter's powerAc is positive for export, a battery's powerDc positive for charging, an inverter's powerAc positive when it supplies the AC side.",
     response: 'InstallationDevicesResponse',
     param: 'installationId',
     dataAge: true,
@@ -64,6 +80,8 @@ const ENDPOINTS: ReadonlyArray<{
   {
     name: 'getInstallationCurrentEnergyFlow',
     summary: 'Aggregated energy flow over the online devices of one installation',
+    description:
+      "Only devices online now contribute (lastSeenDate within the online window, default 300 s); `data` is null when none is. gridPower is positive for import, the opposite of a meter's powerAc; batteryPower positive for charging.",
     response: 'EnergyFlowResponse',
     param: 'installationId',
     dataAge: true,
@@ -72,6 +90,8 @@ const ENDPOINTS: ReadonlyArray<{
     name: 'getInstallationsCurrentEnergyFlow',
     summary:
       'Current energy flow of up to 100 installations in one request; each `data` exactly as getInstallationCurrentEnergyFlow serves it',
+    description:
+      '`flows` by ascending id for the ids the caller may read; `notFound` the others (missing and inaccessible alike, as the single 404).',
     response: 'BulkEnergyFlowResponse',
     param: 'installationIds',
     dataAge: true,
@@ -99,11 +119,17 @@ function components(): Json {
   const registry = z.registry<{ id: string }>();
   registry.add(installationRecordSchema, { id: 'Installation' });
   for (const c of DEVICE_CATEGORIES) registry.add(deviceRecordSchemas[c], { id: pascal(c) });
+  registry.add(inverterStatusSchema, { id: 'InverterStatus' });
+  registry.add(passThroughValueSchema, { id: 'PassThroughValue' });
   registry.add(energyFlowDataSchema, { id: 'EnergyFlowData' });
   registry.add(installationsResponseSchema, { id: 'InstallationsResponse' });
   registry.add(devicesResponseSchema, { id: 'InstallationDevicesResponse' });
   registry.add(energyFlowResponseSchema, { id: 'EnergyFlowResponse' });
+  registry.add(installationEnergyFlowSchema, { id: 'InstallationEnergyFlow' });
   registry.add(bulkEnergyFlowResponseSchema, { id: 'BulkEnergyFlowResponse' });
+  registry.add(flowStreamEnergyFlowEventSchema, { id: 'FlowStreamEnergyFlowEvent' });
+  registry.add(flowStreamRevokedEventSchema, { id: 'FlowStreamRevokedEvent' });
+  registry.add(flowStreamRevokedErrorSchema, { id: 'FlowStreamRevokedError' });
   for (const { name } of ENDPOINTS) {
     // POST's statuses include GET's, and a status has the same codes under both methods.
     for (const status of statusesOf(name, 'post')) {
@@ -115,14 +141,16 @@ function components(): Json {
   for (const status of streamStatuses()) {
     registry.add(errorResponseSchema(streamCodesAt(status)), { id: STREAM_ERROR_ID(status) });
   }
-  const { schemas } = z.toJSONSchema(registry, {
+  const { schemas } = contractJsonSchema(registry, {
     target: 'draft-2020-12',
     io: 'output',
     uri: (id) => `#/components/schemas/${id}`,
-  }) as { schemas: Record<string, Json> };
-  for (const schema of Object.values(schemas)) {
+  });
+  for (const [id, schema] of Object.entries(schemas)) {
     delete schema.$schema;
     delete schema.$id;
+    // A generator names the model by its title; without one some invent AnonymousSchema_N.
+    schema.title = id;
   }
   return schemas;
 }
@@ -262,6 +290,14 @@ const IDS_DESCRIPTION =
   `Comma-separated installation ids, 1 to ${MAX_INSTALLATION_IDS}, distinct, each with installationId's syntax. ` +
   'An empty item, a duplicate or more than 100: INVALID_PARAMETERS.';
 
+/** installationId as a parameter: a 64-bit integer for generators, within the safe range. */
+const ID_SCHEMA = {
+  type: 'integer',
+  format: 'int64',
+  minimum: Number.MIN_SAFE_INTEGER,
+  maximum: Number.MAX_SAFE_INTEGER,
+} as const;
+
 const ID_DESCRIPTION =
   'Integer: optional minus sign and decimal digits only, within the safe integer range. ' +
   '`12.0`, `1e3`, `0x1A`, ` 12`, `12abc`, an empty or repeated value: INVALID_PARAMETERS.';
@@ -270,19 +306,20 @@ function operations(e: (typeof ENDPOINTS)[number]): Json {
   const get: Json = {
     operationId: e.name,
     summary: e.summary,
+    description: e.description,
     responses: responses(e, 'get', true),
   };
   const head: Json = {
     operationId: `${e.name}Head`,
     summary: `${e.summary} (headers only)`,
+    description: `The GET's statuses and headers, no body. ${e.description}`,
     responses: headResponses(get.responses as Json),
   };
   const post: Json = {
     operationId: `${e.name}Post`,
     summary: e.summary,
     responses: responses(e, 'post', false),
-    description:
-      'The same operation with the parameters in a form body; a body value overrides the query value.',
+    description: `The same operation with the parameters in a form body; a body value overrides the query value. ${e.description}`,
   };
   const conditionalHeaders = headerParameters([
     'If-None-Match',
@@ -312,7 +349,7 @@ function operations(e: (typeof ENDPOINTS)[number]): Json {
   if (e.param !== null) {
     const schema =
       e.param === 'installationId'
-        ? { type: 'integer', description: ID_DESCRIPTION }
+        ? { ...ID_SCHEMA, description: ID_DESCRIPTION }
         : { type: 'string', description: IDS_DESCRIPTION, pattern: '^-?[0-9]+(,-?[0-9]+)*$' };
     head.parameters = get.parameters = [
       {
@@ -320,7 +357,7 @@ function operations(e: (typeof ENDPOINTS)[number]): Json {
         in: 'query',
         required: true,
         description: schema.description,
-        schema: { type: schema.type },
+        schema: e.param === 'installationId' ? ID_SCHEMA : { type: schema.type },
       },
       ...conditionalHeaders,
     ];
@@ -347,9 +384,20 @@ function streamOperations(): Json {
   const responses: Json = {
     200: {
       description:
-        'Server-Sent Events. First the current flow (unless `Last-Event-ID` is its ETag), then one event per change of it, by a write or by time alone: `event: energyFlow`, `id:` the ETag getInstallationCurrentEnergyFlow would send, `data:` the exact body it would serve. A comment line at least every 15 s. When the key may no longer read the installation: `event: revoked` with the error envelope the single endpoint would answer, then the stream closes (within 1 s).',
+        'Server-Sent Events. First the current flow (unless `Last-Event-ID` is its ETag), then one event per change of it, by a write or by time alone: `event: energyFlow`, `id:` the ETag getInstallationCurrentEnergyFlow would send, `data:` the exact body it would serve. A comment line at least every 15 s. When the key may no longer read the installation: `event: revoked` with the error envelope the single endpoint would answer, then the stream closes (within 1 s). Parsed, each event is a FlowStreamEnergyFlowEvent or a FlowStreamRevokedEvent (components.schemas).',
       headers: { 'Cache-Control': headerRef('Cache-Control') },
-      content: { 'text/event-stream': { schema: { type: 'string' } } },
+      content: {
+        'text/event-stream': {
+          // A string (the stream), whose events parse to these (JSON Schema's contentSchema).
+          schema: {
+            type: 'string',
+            contentMediaType: 'text/event-stream',
+            contentSchema: {
+              oneOf: [ref('FlowStreamEnergyFlowEvent'), ref('FlowStreamRevokedEvent')],
+            },
+          },
+        },
+      },
     },
   };
   for (const status of streamStatuses()) {
@@ -367,7 +415,7 @@ function streamOperations(): Json {
       in: 'query',
       required: true,
       description: ID_DESCRIPTION,
-      schema: { type: 'integer' },
+      schema: ID_SCHEMA,
     },
     {
       name: 'Last-Event-ID',
@@ -378,11 +426,20 @@ function streamOperations(): Json {
     },
   ];
   const summary = 'Push of the energy flow of one installation (Server-Sent Events)';
+  const description =
+    'Server-Sent Events of the flow getInstallationCurrentEnergyFlow serves, on every change (also by time alone), at most 250 ms after the projection wrote it. Refusals are JSON, before any stream starts.';
   return {
-    get: { operationId: 'streamInstallationCurrentEnergyFlow', summary, parameters, responses },
+    get: {
+      operationId: 'streamInstallationCurrentEnergyFlow',
+      summary,
+      description,
+      parameters,
+      responses,
+    },
     head: {
       operationId: 'streamInstallationCurrentEnergyFlowHead',
       summary: `${summary} (headers only)`,
+      description,
       parameters,
       responses: headResponses(responses),
     },

@@ -6,9 +6,7 @@ import {
   REJECT_REASONS,
   REPLAY_HEADERS,
   replayLogTopic,
-  replayRecordSchema,
 } from '../../src/domain/dead-letter.js';
-import { producerJsonSchema } from '../../src/domain/events.js';
 import {
   ACCESS_MESSAGES,
   DEVICE_MOVES_MESSAGES,
@@ -17,6 +15,7 @@ import {
   payloadOf,
   TELEMETRY_MESSAGES,
 } from './asyncapi-messages.js';
+import { asyncApiSchemas } from './asyncapi-schemas.js';
 
 // The AsyncAPI 3 document of every topic the service reads or writes (docs/asyncapi.json),
 // built from the code: topic names and cleanup policies from the consumers' topic specs, payloads
@@ -24,9 +23,10 @@ import {
 
 /**
  * The contract's version. A change @asyncapi/diff calls breaking (a removed field, a narrowed
- * type, a renamed topic) needs a new major version: test/unit/asyncapi-diff.test.ts.
+ * type, a renamed topic) needs a new major version: test/unit/asyncapi-diff.test.ts. 2.0.0: the
+ * bounds of docs/events.md "Limits" (maximum string lengths), issue 54; the topics are the same.
  */
-export const ASYNCAPI_VERSION = '1.0.0';
+export const ASYNCAPI_VERSION = '2.0.0';
 
 type Json = Record<string, unknown>;
 const BINDING = '0.5.0';
@@ -129,10 +129,7 @@ function deadLetterMessage(): Json {
         ...replayHeaderSchemas,
       },
     },
-    payload: {
-      description:
-        'The original value bytes, as sent to the source topic; absent (null) for too_large, undecodable_batch and tombstones.',
-    },
+    payload: { $ref: '#/components/schemas/DeadLetterValue' },
     bindings: {
       kafka: {
         key: { type: 'string', description: 'the original message key (absent if it had none)' },
@@ -163,11 +160,7 @@ function deadLetterMessage(): Json {
 }
 
 function replayRecordMessage(): Json {
-  const { $schema: _, ...payload } = producerJsonSchema(
-    replayRecordSchema,
-    'deadLetter.replayed',
-    'draft-07',
-  );
+  const payload = { $ref: '#/components/schemas/ReplayRecord' };
   return {
     name: 'replayRecord',
     title: 'deadLetter.replayed',
@@ -214,7 +207,7 @@ export function buildAsyncApiDocument(config: Pick<Config, 'topics' | 'consumer'
     deviceTelemetry: channel(
       telemetry.topic,
       telemetry,
-      "Device state observations and removals, keyed by installation id: one installation's devices in one partition.",
+      "Device state observations and removals, keyed by installation id: one installation's devices in one partition. Power in W, energy in Wh; null is unknown, never zero. Signs by category: an energy meter's powerAc is positive for export and negative for import; a battery's powerDc positive for charging; an inverter's powerAc positive when it supplies the AC side; EV charger and boiler powerAc positive for consumption. The energy flow's gridPower is minus the meters' sum (positive import). Worked examples: docs/events.md \"Sign conventions and units\".",
       messagesOf(TELEMETRY_MESSAGES, inputHeaders),
     ),
     accessChanges: channel(
@@ -243,7 +236,8 @@ export function buildAsyncApiDocument(config: Pick<Config, 'topics' | 'consumer'
     ),
   };
   return {
-    asyncapi: '3.1.0',
+    // 3.0.0, not 3.1.0: what Modelina 5 (and so `asyncapi generate models`) accepts.
+    asyncapi: '3.0.0',
     info: {
       title: 'Installation telemetry read model: topics',
       version: ASYNCAPI_VERSION,
@@ -259,6 +253,7 @@ export function buildAsyncApiDocument(config: Pick<Config, 'topics' | 'consumer'
       },
     },
     channels,
+    components: { schemas: asyncApiSchemas() },
     operations: {
       receiveInstallations: operation(
         'receive',

@@ -6,7 +6,6 @@ import {
   deviceRemovedSchema,
   installationDeletedSchema,
   installationUpsertedSchema,
-  producerJsonSchema,
 } from '../../src/domain/events.js';
 import { deviceReleasedSchema } from '../../src/projection/device-released.js';
 
@@ -22,6 +21,8 @@ export interface MessageSpec {
   readonly summary: string;
   /** The zod schema of the value; null: a tombstone (no value). */
   readonly schema: z.ZodType | null;
+  /** Its name in components.schemas (the model name generators give it). */
+  readonly schemaId?: string;
   readonly key: { readonly description: string; readonly pattern?: string };
   readonly examples: ReadonlyArray<{ readonly key: string; readonly payload: unknown }>;
 }
@@ -49,6 +50,7 @@ export const INSTALLATIONS_MESSAGES: readonly MessageSpec[] = [
     title: 'installation.upserted',
     summary: 'An installation and its owning company; last writer wins by occurredAt.',
     schema: installationUpsertedSchema,
+    schemaId: 'InstallationUpserted',
     key: installationKey,
     examples: [
       {
@@ -62,6 +64,7 @@ export const INSTALLATIONS_MESSAGES: readonly MessageSpec[] = [
     title: 'installation.deleted',
     summary: 'Removes the installation, its devices and its energy flow.',
     schema: installationDeletedSchema,
+    schemaId: 'InstallationDeleted',
     key: installationKey,
     examples: [
       {
@@ -86,7 +89,10 @@ export const TELEMETRY_MESSAGES: readonly MessageSpec[] = [
     title: 'device.state',
     summary:
       "A device's observed state: any subset of its category's fields; last writer wins by observedAt.",
-    schema: z.union(DEVICE_CATEGORIES.map((c) => DEVICE_STATE_SCHEMAS[c])),
+    schema: z.union(DEVICE_CATEGORIES.map((c) => DEVICE_STATE_SCHEMAS[c])).meta({
+      description: 'A device.state event of one of the six categories (by `category`).',
+    }),
+    schemaId: 'DeviceStateEvent',
     key: installationKey,
     examples: [
       {
@@ -107,6 +113,7 @@ export const TELEMETRY_MESSAGES: readonly MessageSpec[] = [
     title: 'device.removed',
     summary: "Removes a device from its installation's device list and energy flow.",
     schema: deviceRemovedSchema,
+    schemaId: 'DeviceRemoved',
     key: installationKey,
     examples: [
       {
@@ -141,6 +148,7 @@ const access = (
   title: type,
   summary,
   schema: accessOption(type),
+  schemaId: `${name.charAt(0).toUpperCase()}${name.slice(1)}`,
   key,
   examples: [{ key: example.key, payload: { type, occurredAt: at, ...example.payload } }],
 });
@@ -231,6 +239,7 @@ export const DEVICE_MOVES_MESSAGES: readonly MessageSpec[] = [
     summary:
       "Internal: the device-move protocol between the service's own consumers (docs/projection.md).",
     schema: deviceReleasedSchema,
+    schemaId: 'DeviceReleased',
     key: installationKey,
     examples: [
       {
@@ -248,9 +257,9 @@ export const DEVICE_MOVES_MESSAGES: readonly MessageSpec[] = [
   },
 ];
 
-/** A message's payload: the producer JSON Schema (draft-07, AsyncAPI's default format). */
+/** A message's payload: its named schema in components.schemas, or a tombstone's null. */
 export function payloadOf(spec: MessageSpec): Record<string, unknown> {
-  if (spec.schema === null) return { type: 'null', description: 'a Kafka tombstone' };
-  const { $schema: _, ...schema } = producerJsonSchema(spec.schema, spec.title, 'draft-07');
-  return schema;
+  if (spec.schema === null || spec.schemaId === undefined)
+    return { $ref: '#/components/schemas/Tombstone' };
+  return { $ref: `#/components/schemas/${spec.schemaId}` };
 }

@@ -118,8 +118,38 @@ export interface Change {
   readonly type: string;
 }
 
+/**
+ * The document with every `#/components/schemas/…` reference replaced by the schema it names
+ * (its own keys over the component's), and components.schemas gone: the contract a producer
+ * must meet, whatever the layout. So a moved or renamed component is no change, and a change
+ * inside one is judged where it applies, under the payloads' rules.
+ */
+export function inlineSchemaRefs(doc: Doc): Doc {
+  const schemas = ((doc.components as Doc | undefined)?.schemas ?? {}) as Record<string, Doc>;
+  const prefix = '#/components/schemas/';
+  const inline = (node: unknown, seen: readonly string[]): unknown => {
+    if (Array.isArray(node)) return node.map((n) => inline(n, seen));
+    if (node === null || typeof node !== 'object') return node;
+    const { $ref, ...rest } = node as Doc;
+    const own = Object.fromEntries(Object.entries(rest).map(([k, v]) => [k, inline(v, seen)]));
+    if (typeof $ref !== 'string' || !$ref.startsWith(prefix))
+      return $ref === undefined ? own : node;
+    const id = $ref.slice(prefix.length);
+    const target = schemas[id];
+    if (target === undefined || seen.includes(id)) return node;
+    const { title: _, ...resolved } = inline(target, [...seen, id]) as Doc;
+    return { ...resolved, ...own };
+  };
+  const { components, ...rest } = doc;
+  const { schemas: _, ...otherComponents } = (components ?? {}) as Doc;
+  const out = inline(rest, []) as Doc;
+  return Object.keys(otherComponents).length ? { ...out, components: otherComponents } : out;
+}
+
 /** The changes from `before` to `after` that break producers: breaking or unclassified. */
-export function breakingChanges(before: Doc, after: Doc): readonly Change[] {
+export function breakingChanges(beforeDoc: Doc, afterDoc: Doc): readonly Change[] {
+  const before = inlineSchemaRefs(beforeDoc);
+  const after = inlineSchemaRefs(afterDoc);
   const output = diff(before, after, { override: contractOverrides(before, after) });
   return [...output.breaking(), ...output.unclassified()] as Change[];
 }

@@ -28,6 +28,8 @@ export const REJECT_REASON_MEANINGS = {
   invalid_json: 'the value is not UTF-8, not JSON, or not a JSON object',
   unknown_event_type: '`type` is missing or not an event of this topic',
   schema_violation: 'a field is missing, has the wrong type or is out of range',
+  exceeds_limits:
+    "the value is larger than its topic's maximum message size, or a string field is longer than its maximum length (docs/events.md, Limits)",
   invalid_key: "the message key does not name the event's fact, or a tombstone's key names nothing",
   unexpected_tombstone: 'a tombstone on a topic where it means nothing (device-telemetry.v1)',
   future_observed_at: "`observedAt` (or a removal's `occurredAt`) beyond the allowed clock skew",
@@ -61,30 +63,55 @@ export const replayTransactionalId = (deadLetterTopic: string): string =>
   `${deadLetterTopic}.replayer`;
 
 const offsetText = z.string().regex(/^\d+$/);
-const coordinates = z.object({
-  topic: z.string().min(1),
-  partition: z.number().int().min(0),
-  offset: offsetText,
-});
+export const deadLetterCoordinatesSchema = z
+  .object({
+    topic: z
+      .string()
+      .min(1)
+      .max(249)
+      .meta({ description: 'The topic (Kafka allows 249 characters).' }),
+    partition: z.number().int().min(0).meta({ description: 'The partition.' }),
+    offset: offsetText.meta({ description: 'The offset, decimal (64-bit, hence a string).' }),
+  })
+  .meta({ description: 'Where a message is: topic, partition, offset.' });
+const coordinates = deadLetterCoordinatesSchema;
 
-export const replayRecordSchema = z.object({
-  type: z.literal('deadLetter.replayed'),
-  /** The dead letter sent back. */
-  deadLetter: coordinates,
-  /**
-   * Where the message was refused; its replay went back to this topic. Also the record's key
-   * (`topic:partition:offset`); the tool reads it from here, not from the key.
-   */
-  source: coordinates,
-  reason: z.string(),
-  /** 1 for the first replay of this message, more when a replay was dead-lettered again. */
-  replayCount: z.number().int().positive(),
-  /** The operating-system user who ran the tool, or --operator. */
-  by: z.string().min(1),
-  at: z.iso.datetime({ offset: true }),
-  /** One id per tool run: the records of one run belong together. */
-  run: z.string().min(1),
-});
+export const replayRecordSchema = z
+  .object({
+    type: z.literal('deadLetter.replayed').meta({ description: 'Always `deadLetter.replayed`.' }),
+    /** The dead letter sent back. */
+    deadLetter: coordinates.meta({ description: 'The dead letter sent back.' }),
+    /**
+     * Where the message was refused; its replay went back to this topic. Also the record's key
+     * (`topic:partition:offset`); the tool reads it from here, not from the key.
+     */
+    source: coordinates.meta({
+      description:
+        "Where the message was refused; its replay went back to this topic. Also the record's key.",
+    }),
+    reason: z.string().max(64).meta({ description: 'The x-reason of the dead letter replayed.' }),
+    /** 1 for the first replay of this message, more when a replay was dead-lettered again. */
+    replayCount: z.number().int().positive().meta({
+      description:
+        '1 for the first replay of this message, more when a replay was dead-lettered again.',
+    }),
+    /** The operating-system user who ran the tool, or --operator. */
+    by: z
+      .string()
+      .min(1)
+      .max(256)
+      .meta({ description: 'The operating-system user who ran the tool, or --operator.' }),
+    at: z.iso.datetime({ offset: true }).meta({ description: 'When the replay was sent.' }),
+    /** One id per tool run: the records of one run belong together. */
+    run: z
+      .string()
+      .min(1)
+      .max(256)
+      .meta({ description: 'One id per tool run: the records of one run belong together.' }),
+  })
+  .meta({
+    description: 'The audit of one replay: which dead letter went back where, by whom, when.',
+  });
 export type ReplayRecord = z.infer<typeof replayRecordSchema>;
 
 export const deadLetterId = (c: { topic: string; partition: number; offset: string }): string =>

@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { deviceFieldMeaning } from './device-field-meanings.js';
+import { MAX_STRING_LENGTH } from './limits.js';
 
 // The device record layout of read-api.md, in the spec's key order. One table drives ingest
 // validation, creation defaults, serialization and the producer JSON Schemas.
@@ -31,6 +33,9 @@ export function perCategory<T>(build: (category: DeviceCategory) => T): Record<D
   >;
 }
 
+/** The category as a named enum of the contracts (`DeviceCategory`). */
+export const deviceCategorySchema = z.enum(DEVICE_CATEGORIES);
+
 export function isDeviceCategory(value: unknown): value is DeviceCategory {
   return typeof value === 'string' && (DEVICE_CATEGORIES as readonly string[]).includes(value);
 }
@@ -58,22 +63,28 @@ export interface FieldSpec {
   readonly percent: boolean;
   /** Owned by the projection; never accepted from a producer. */
   readonly owned: boolean;
+  /** Longest accepted string (kinds `string` and `any`), docs/events.md Limits. */
+  readonly maxLength: number;
+  /** Unit, sign, range, what null means: from device-field-meanings.ts. */
+  readonly description: string;
 }
 
-type Opts = { nullable?: boolean; percent?: boolean; owned?: boolean };
-const f = (name: string, kind: FieldKind, o: Opts = {}): FieldSpec => ({
+type Opts = { nullable?: boolean; percent?: boolean; owned?: boolean; maxLength?: number };
+type Spec = Omit<FieldSpec, 'description'>;
+const f = (name: string, kind: FieldKind, o: Opts = {}): Spec => ({
   name,
   kind,
   nullable: o.nullable ?? true,
   percent: o.percent ?? false,
   owned: o.owned ?? false,
+  maxLength: o.maxLength ?? MAX_STRING_LENGTH.name,
 });
 const nums = (...names: string[]) => names.map((n) => f(n, 'number'));
 const series = (prefix: string, count: number) =>
   Array.from({ length: count }, (_, i) => `${prefix}${i + 1}`);
 const phases = (prefix: string) => [1, 2, 3].map((i) => `${prefix}L${i}`);
 
-const COMMON: readonly FieldSpec[] = [
+const COMMON: readonly Spec[] = [
   f('id', 'integer', { nullable: false, owned: true }),
   f('installationId', 'integer', { owned: true }),
   f('gatewayId', 'integer'),
@@ -87,9 +98,9 @@ const COMMON: readonly FieldSpec[] = [
 
 const AC_PHASES = [...phases('powerAc'), ...phases('voltageAc'), ...phases('currentAc')];
 
-const INVERTER: readonly FieldSpec[] = [
+const INVERTER: readonly Spec[] = [
   f('status', 'sunspec'),
-  f('vendorStatusString', 'string'),
+  f('vendorStatusString', 'string', { maxLength: MAX_STRING_LENGTH.text }),
   f('isOffGrid', 'boolean'),
   f('maxChargePower', 'integer'),
   f('maxDischargePower', 'integer'),
@@ -100,7 +111,7 @@ const INVERTER: readonly FieldSpec[] = [
   ...nums('temperature'),
 ];
 
-const BATTERY: readonly FieldSpec[] = [
+const BATTERY: readonly Spec[] = [
   f('inverterId', 'integer'),
   f('status', 'integer'),
   ...nums('powerDc', 'voltageDc', 'currentDc'),
@@ -114,31 +125,31 @@ const BATTERY: readonly FieldSpec[] = [
   f('maxSoe', 'integer', { percent: true }),
 ];
 
-const ENERGY_METER: readonly FieldSpec[] = [
+const ENERGY_METER: readonly Spec[] = [
   ...nums('powerAc', ...AC_PHASES, 'frequency'),
   ...nums('totalImportAc', 'totalExportAc', 'dailyImportAc', 'dailyExportAc'),
   f('options', 'string', { nullable: false }),
 ];
 
-const EV_CHARGER: readonly FieldSpec[] = [
+const EV_CHARGER: readonly Spec[] = [
   f('mode', 'string', { nullable: false }),
   f('requireAuthorization', 'boolean'),
   f('supportsBiDirectionalCharging', 'boolean', { nullable: false }),
   ...nums('maxChargingCurrent', 'currentMaxChargingCurrent', 'status'),
-  f('vendorStatusString', 'string'),
+  f('vendorStatusString', 'string', { maxLength: MAX_STRING_LENGTH.text }),
   ...nums('powerOffered', 'powerAc', ...AC_PHASES, 'frequencyAc'),
   ...nums('powerDc', 'voltageDc', 'currentDc', 'temperature'),
 ];
 
-const RELAY: readonly FieldSpec[] = [
+const RELAY: readonly Spec[] = [
   f('relayCount', 'integer', { nullable: false }),
   f('currentState', 'booleanArray', { nullable: false }),
   f('desiredState', 'nullableBooleanArray', { nullable: false }),
 ];
 
-const BOILER: readonly FieldSpec[] = [
+const BOILER: readonly Spec[] = [
   ...nums('status'),
-  f('vendorStatusString', 'string'),
+  f('vendorStatusString', 'string', { maxLength: MAX_STRING_LENGTH.text }),
   f('boilerMode', 'string', { nullable: false }),
   ...nums('powerAc', ...AC_PHASES, 'frequency'),
   ...nums('temperature', 'temperature2', 'temperature3', 'temperature4'),
@@ -149,14 +160,17 @@ const BOILER: readonly FieldSpec[] = [
   ...nums('pwmPercent'),
 ];
 
+const described = (category: DeviceCategory, specs: readonly Spec[]): readonly FieldSpec[] =>
+  specs.map((s) => ({ ...s, description: deviceFieldMeaning(category, s.name) }));
+
 /** Every field of each category's record, in the order the API writes them. */
 export const DEVICE_FIELDS: Readonly<Record<DeviceCategory, readonly FieldSpec[]>> = {
-  inverter: [...COMMON, ...INVERTER],
-  battery: [...COMMON, ...BATTERY],
-  energyMeter: [...COMMON, ...ENERGY_METER],
-  evCharger: [...COMMON, ...EV_CHARGER],
-  relay: [...COMMON, ...RELAY],
-  boiler: [...COMMON, ...BOILER],
+  inverter: described('inverter', [...COMMON, ...INVERTER]),
+  battery: described('battery', [...COMMON, ...BATTERY]),
+  energyMeter: described('energyMeter', [...COMMON, ...ENERGY_METER]),
+  evCharger: described('evCharger', [...COMMON, ...EV_CHARGER]),
+  relay: described('relay', [...COMMON, ...RELAY]),
+  boiler: described('boiler', [...COMMON, ...BOILER]),
 };
 
 /** Field names of each category's record, in API order. */
@@ -186,31 +200,57 @@ export const TRIMMED_FIELDS: readonly string[] = [
   'serialNumber',
 ];
 
-const BASE: Record<Exclude<FieldKind, 'sunspec' | 'dateTime' | 'any'>, z.ZodType> = {
-  integer: z.int(),
-  number: z.number(),
-  string: z.string(),
-  boolean: z.boolean(),
-  booleanArray: z.array(z.boolean()),
-  nullableBooleanArray: z.array(z.boolean().nullable()),
+/** An integer as generators should type it: 64-bit (its values are within the safe range). */
+export const int64 = () => z.int().meta({ format: 'int64' });
+
+const BASE: Record<
+  Exclude<FieldKind, 'sunspec' | 'dateTime' | 'any' | 'string'>,
+  () => z.ZodType
+> = {
+  integer: int64,
+  number: () => z.number(),
+  boolean: () => z.boolean(),
+  booleanArray: () => z.array(z.boolean()),
+  nullableBooleanArray: () => z.array(z.boolean().nullable()),
 };
 
-/** The zod type a producer's value must have for one ingest field. */
-export function ingestFieldSchema(spec: FieldSpec): z.ZodType {
-  if (spec.kind === 'any') return z.union([z.string(), z.number(), z.boolean(), z.null()]);
-  if (spec.kind === 'sunspec') {
-    return z
-      .int()
-      .nullable()
-      .meta({ description: 'SunSpec operating state (St); unknown values become null' });
-  }
-  if (spec.kind === 'dateTime') return z.iso.datetime({ offset: true }).nullable();
-  let base = BASE[spec.kind];
+/**
+ * The value of a field read-api.md gives no type (the boiler's operationMode, …): one named
+ * schema of the contracts (`PassThroughValue`), so a generator makes one type of it.
+ */
+export const passThroughValueSchema = z
+  .union([z.string().max(MAX_STRING_LENGTH.name), z.number(), z.boolean()])
+  .meta({ description: 'A device-reported value passed through: a string, number or boolean.' });
+
+const SUNSPEC_INGEST =
+  'SunSpec operating state integer (model 101-103 St), served normalized to { rawValue, name }: 1 OFF, 2 SLEEPING, 3 STARTING, 4 MPPT, 5 THROTTLED, 6 SHUTTING_DOWN, 7 FAULT, 8 STANDBY; any other value is served as null.';
+const PERCENT_INGEST = ' Sent outside 0-100, it is stored as null (the rest of the event applies).';
+
+/** A field's value type, undescribed; `served`: as the API writes it (percent within 0-100). */
+export function fieldValueSchema(spec: FieldSpec, served = false): z.ZodType {
+  let base: z.ZodType;
+  if (spec.kind === 'any') base = passThroughValueSchema;
+  else if (spec.kind === 'sunspec') base = int64();
+  else if (spec.kind === 'dateTime') base = z.iso.datetime({ offset: true });
+  else if (spec.kind === 'string') base = z.string().max(spec.maxLength);
   // A negative count has no meaning; reject it rather than serve it.
-  if (spec.name === 'relayCount') base = z.int().min(0);
-  if (spec.percent)
-    base = base.meta({ description: 'percent 0-100; out of range is stored as null' });
-  return spec.nullable ? base.nullable() : base;
+  else if (spec.name === 'relayCount') base = int64().min(0);
+  else if (spec.percent && served)
+    base = (spec.kind === 'integer' ? z.int() : z.number()).min(0).max(100);
+  else base = BASE[spec.kind]();
+  // The sunspec status is nullable whatever the table says: unknown values become null.
+  return spec.nullable || spec.kind === 'sunspec' || spec.kind === 'any' ? base.nullable() : base;
+}
+
+/** The zod type a producer's value must have for one ingest field, with its description. */
+export function ingestFieldSchema(spec: FieldSpec): z.ZodType {
+  const description =
+    spec.kind === 'sunspec'
+      ? SUNSPEC_INGEST
+      : spec.percent
+        ? `${spec.description}${PERCENT_INGEST}`
+        : spec.description;
+  return fieldValueSchema(spec).meta({ description });
 }
 
 /** The `state` object of a device.state event for one category: every field optional. */

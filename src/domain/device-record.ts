@@ -4,7 +4,7 @@ import {
   DEVICE_FIELDS,
   type DeviceCategory,
   type FieldSpec,
-  ingestFieldSchema,
+  fieldValueSchema,
   perCategory,
   REQUIRED_ON_CREATE,
   TRIMMED_FIELDS,
@@ -247,7 +247,7 @@ const sunSpecStatusSchema = z.object({ rawValue: z.int(), name: z.string() });
 function storedFieldSchema(category: DeviceCategory, spec: FieldSpec): z.ZodType {
   if (category === 'inverter' && spec.name === 'status') return sunSpecStatusSchema.nullable();
   // Stored percent values were range-checked at ingest; reading back needs the type only.
-  return ingestFieldSchema({ ...spec, percent: false });
+  return fieldValueSchema({ ...spec, percent: false });
 }
 
 const STORED_SCHEMAS = perCategory(

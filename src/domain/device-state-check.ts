@@ -29,7 +29,7 @@ function checkOf(spec: FieldSpec): Check | null {
       base = isNumber;
       break;
     case 'string':
-      base = (v) => typeof v === 'string';
+      base = (v) => typeof v === 'string' && v.length <= spec.maxLength;
       break;
     case 'boolean':
       base = isBoolean;
@@ -41,12 +41,16 @@ function checkOf(spec: FieldSpec): Check | null {
       base = (v) => Array.isArray(v) && v.every((b) => b === null || isBoolean(b));
       break;
     case 'any':
-      return (v) => v === null || typeof v === 'string' || isNumber(v) || isBoolean(v);
+      return (v) =>
+        v === null ||
+        (typeof v === 'string' && v.length <= spec.maxLength) ||
+        isNumber(v) ||
+        isBoolean(v);
     default:
       // Not an ingest kind today (date-times are projection-owned): leave it to zod.
       return null;
   }
-  // The sunspec status is nullable whatever the table says (ingestFieldSchema).
+  // The sunspec status is nullable whatever the table says (fieldValueSchema).
   return spec.nullable || spec.kind === 'sunspec' ? (v) => v === null || base(v) : base;
 }
 

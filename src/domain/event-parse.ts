@@ -21,6 +21,7 @@ import {
   type TelemetryEvent,
 } from './events.js';
 import { INSTALLATION_FIELDS } from './installation.js';
+import { MAX_MESSAGE_BYTES } from './limits.js';
 
 // Kafka message -> validated event, or a rejection the consumer dead-letters as is.
 
@@ -74,6 +75,31 @@ function describe(error: z.ZodError): string {
     .join('; ');
 }
 
+/**
+ * zod's messages, but a required field that is absent says so: zod's own reads "expected number,
+ * received undefined", which sends a producer looking for a wrong type.
+ */
+const PARSE_OPTIONS = {
+  error: (issue: { code?: string; input?: unknown }) =>
+    issue.code === 'invalid_type' && issue.input === undefined
+      ? 'required field is missing'
+      : undefined,
+};
+
+/** A zod failure as a rejection: a string over its maximum length has a reason of its own. */
+function schemaRejection(error: z.ZodError): ParseResult<never> {
+  const overLong = error.issues.some((i) => i.code === 'too_big' && i.origin === 'string');
+  return reject(overLong ? 'exceeds_limits' : 'schema_violation', describe(error));
+}
+
+/** The bounds check of docs/events.md: a value over its topic's maximum is never parsed. */
+function oversized(value: string | Uint8Array, maxBytes: number): ParseResult<never> | null {
+  const bytes = typeof value === 'string' ? Buffer.byteLength(value) : value.byteLength;
+  return bytes > maxBytes
+    ? reject('exceeds_limits', `value is ${bytes} bytes, over this topic's maximum of ${maxBytes}`)
+    : null;
+}
+
 function checkType(obj: Record<string, unknown>, types: readonly string[]): string | null {
   return typeof obj.type === 'string' && types.includes(obj.type) ? obj.type : null;
 }
@@ -113,11 +139,13 @@ export function parseInstallationsMessage(
     const event = { type: 'installation.deleted', occurredAt: null, installationId } as const;
     return { ok: true, event, droppedKeys: [] };
   }
+  const big = oversized(value, MAX_MESSAGE_BYTES.installations);
+  if (big) return big;
   const obj = readObject(value);
   if (isRejection(obj)) return obj;
   if (!checkType(obj, ['installation.upserted', 'installation.deleted'])) return unknownType(obj);
-  const result = installationsEventSchema.safeParse(obj);
-  if (!result.success) return reject('schema_violation', describe(result.error));
+  const result = installationsEventSchema.safeParse(obj, PARSE_OPTIONS);
+  if (!result.success) return schemaRejection(result.error);
   const raw = obj.installation;
   const droppedKeys =
     raw && typeof raw === 'object'
@@ -134,13 +162,15 @@ export function parseTelemetryMessage(value: Bytes): ParseResult<TelemetryEvent>
   if (value === null || value === undefined) {
     return reject('unexpected_tombstone', 'device-telemetry.v1 carries no tombstones');
   }
+  const big = oversized(value, MAX_MESSAGE_BYTES.telemetry);
+  if (big) return big;
   const obj = readObject(value);
   if (isRejection(obj)) return obj;
   const type = checkType(obj, ['device.state', 'device.removed']);
   if (!type) return checkType(obj, INTERNAL_TYPES) ? internalType(obj) : unknownType(obj);
   if (type === 'device.removed') {
-    const result = deviceRemovedSchema.safeParse(obj);
-    if (!result.success) return reject('schema_violation', describe(result.error));
+    const result = deviceRemovedSchema.safeParse(obj, PARSE_OPTIONS);
+    if (!result.success) return schemaRejection(result.error);
     return { ok: true, event: result.data, droppedKeys: [] };
   }
   const category = obj.category;
@@ -152,8 +182,8 @@ export function parseTelemetryMessage(value: Bytes): ParseResult<TelemetryEvent>
   const unknown = surelyValidDeviceState(obj, category);
   let valid = obj as Valid;
   if (unknown === null) {
-    const result = DEVICE_STATE_SCHEMAS[category].safeParse(obj);
-    if (!result.success) return reject('schema_violation', describe(result.error));
+    const result = DEVICE_STATE_SCHEMAS[category].safeParse(obj, PARSE_OPTIONS);
+    if (!result.success) return schemaRejection(result.error);
     valid = result.data;
   }
   const raw = obj.state as Record<string, unknown>;
@@ -215,11 +245,13 @@ const ACCESS_TYPES = accessEventSchema.options.map((o) => o.shape.type.value);
  */
 export function parseAccessMessage(value: Bytes, key?: Bytes): ParseResult<AccessEvent> {
   if (value === null || value === undefined) return accessTombstone(keyText(key));
+  const big = oversized(value, MAX_MESSAGE_BYTES.access);
+  if (big) return big;
   const obj = readObject(value);
   if (isRejection(obj)) return obj;
   if (!checkType(obj, ACCESS_TYPES)) return unknownType(obj);
-  const result = accessEventSchema.safeParse(obj);
-  if (!result.success) return reject('schema_violation', describe(result.error));
+  const result = accessEventSchema.safeParse(obj, PARSE_OPTIONS);
+  if (!result.success) return schemaRejection(result.error);
   return { ok: true, event: result.data, droppedKeys: [] };
 }
 

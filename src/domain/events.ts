@@ -2,29 +2,55 @@ import { z } from 'zod';
 import {
   DEVICE_CATEGORIES,
   type DeviceCategory,
+  deviceCategorySchema,
   perCategory,
   stateSchema,
 } from './device-fields.js';
 import { installationSchema } from './installation.js';
+import { contractJsonSchema } from './json-schema.js';
+import { MAX_STRING_LENGTH } from './limits.js';
 import { dateTimeSchema, idSchema } from './schema-primitives.js';
 
 // The zod schemas of every event on the three input topics (spec/events.md). The consumers
 // validate with them and the producer JSON Schemas are generated from them.
 
+// Descriptions of the fields several events share.
+const eventType = <T extends string>(type: T) =>
+  z.literal(type).meta({ description: `The event type: always \`${type}\`.` });
+const occurredAtOf = (what: string) =>
+  dateTimeSchema.meta({
+    description: `When ${what} happened at the source: RFC 3339 with an offset (Z or +hh:mm). Last writer wins by it.`,
+  });
+const installationIdOf = (what: string) => idSchema.meta({ description: what });
+const applicationIdOf = (what: string) => idSchema.meta({ description: what });
+
 // installations.v1
 
-export const installationUpsertedSchema = z.object({
-  type: z.literal('installation.upserted'),
-  occurredAt: dateTimeSchema,
-  installation: installationSchema,
-  companyId: idSchema.nullable(),
-});
+export const installationUpsertedSchema = z
+  .object({
+    type: eventType('installation.upserted'),
+    occurredAt: occurredAtOf('the change'),
+    installation: installationSchema.meta({
+      description: 'The installation as the API serves it: all twelve fields, null where unknown.',
+    }),
+    companyId: idSchema.nullable().meta({
+      description:
+        "The owning company's id: a company-owned application reads the installation through it. null: no company.",
+    }),
+  })
+  .meta({ description: 'An installation and its owning company; last writer wins by occurredAt.' });
 
-export const installationDeletedSchema = z.object({
-  type: z.literal('installation.deleted'),
-  occurredAt: dateTimeSchema,
-  installationId: idSchema,
-});
+export const installationDeletedSchema = z
+  .object({
+    type: eventType('installation.deleted'),
+    occurredAt: occurredAtOf('the deletion'),
+    installationId: installationIdOf(
+      'The installation to delete, with its devices and energy flow; also the message key.',
+    ),
+  })
+  .meta({
+    description: 'Removes the installation, its devices and its energy flow from every response.',
+  });
 
 export const installationsEventSchema = z.discriminatedUnion('type', [
   installationUpsertedSchema,
@@ -41,28 +67,54 @@ export type InstallationsEvent = InstallationUpsertedEvent | InstallationDeleted
 
 // device-telemetry.v1
 
+/** The `state` object of each category, named in the contracts (`InverterState`, …). */
+export const STATE_SCHEMAS = perCategory((c) =>
+  stateSchema(c).meta({
+    description: `The ${c} fields a producer may send, each optional; other keys are dropped and counted.`,
+  }),
+);
+
 export function deviceStateSchema(category: DeviceCategory) {
-  return z.object({
-    type: z.literal('device.state'),
-    installationId: idSchema,
-    category: z.literal(category),
-    deviceId: idSchema,
-    observedAt: dateTimeSchema,
-    state: stateSchema(category).meta({
-      description: `Any subset of the ${category} fields; other keys are dropped and counted`,
-    }),
-  });
+  return z
+    .object({
+      type: eventType('device.state'),
+      installationId: installationIdOf(
+        'The installation the device belongs to from this event on; also the message key (decimal).',
+      ),
+      // Titled: a generator that turns the discriminator into an enum names it by this.
+      category: z.literal(category).meta({
+        title: `${category.charAt(0).toUpperCase()}${category.slice(1)}Category`,
+        description: CATEGORY_DESCRIPTION,
+      }),
+      deviceId: idSchema.meta({ description: DEVICE_ID_DESCRIPTION }),
+      observedAt: dateTimeSchema.meta({
+        description:
+          "When the device was observed in this state: RFC 3339 with an offset. Becomes the device's lastSeenDate; an event older than it is ignored, one more than 5 minutes ahead of the consumer's clock is rejected.",
+      }),
+      state: STATE_SCHEMAS[category].meta({
+        description: `Any subset of the ${category} fields; a field present overwrites (null sets it unknown), one absent keeps its value. Other keys are dropped and counted. A device's first event must carry the category's non-nullable fields.`,
+      }),
+    })
+    .meta({
+      description: `A ${category}'s observed state: any subset of its fields; last writer wins by observedAt.`,
+    });
 }
+
+const CATEGORY_DESCRIPTION =
+  'Device category; with deviceId the identity of the device: inverter, battery, energyMeter, evCharger, relay or boiler.';
+const DEVICE_ID_DESCRIPTION = 'The device id, unique within its category.';
 
 export const DEVICE_STATE_SCHEMAS = perCategory(deviceStateSchema);
 
-export const deviceRemovedSchema = z.object({
-  type: z.literal('device.removed'),
-  installationId: idSchema,
-  category: z.enum(DEVICE_CATEGORIES),
-  deviceId: idSchema,
-  occurredAt: dateTimeSchema,
-});
+export const deviceRemovedSchema = z
+  .object({
+    type: eventType('device.removed'),
+    installationId: installationIdOf('The installation the device is removed from; also the key.'),
+    category: deviceCategorySchema.meta({ description: CATEGORY_DESCRIPTION }),
+    deviceId: idSchema.meta({ description: DEVICE_ID_DESCRIPTION }),
+    occurredAt: occurredAtOf('the removal'),
+  })
+  .meta({ description: "Removes a device from its installation's device list and energy flow." });
 
 export const telemetryEventSchema = z.union([
   ...DEVICE_CATEGORIES.map((c) => DEVICE_STATE_SCHEMAS[c]),
@@ -87,54 +139,109 @@ export type TelemetryEvent = DeviceStateEvent | DeviceRemovedEvent;
 
 // access-changes.v1
 
-const occurredAt = dateTimeSchema;
-export const keyIdSchema = z.string().min(1).max(256);
+const occurredAt = occurredAtOf('the change');
+export const keyIdSchema = z.string().min(1).max(MAX_STRING_LENGTH.name).meta({
+  description:
+    "The key's opaque id (not the key): 1 to 256 characters; also in the message key `key:<keyId>`.",
+});
 export const keyHashSchema = z
   .string()
   .regex(/^[0-9a-f]{64}$/, 'lower-case hex SHA-256')
   .meta({ description: 'lower-case hex SHA-256 of the whole API key string' });
 
-export const applicationUpsertedSchema = z.object({
-  type: z.literal('application.upserted'),
+/** The kind of owner, a named enum of the contracts (`OwnerType`). */
+export const ownerTypeSchema = z.enum(['user', 'company']);
+
+export const applicationOwnerSchema = z
+  .object({
+    type: ownerTypeSchema.meta({
+      description:
+        'user: reads installations its owner is a direct member of; company: installations of that company.',
+    }),
+    id: idSchema.meta({ description: 'The owning user id or company id.' }),
+  })
+  .meta({ description: "The application's owner, whose own access it needs as well as a grant." });
+
+const APPLICATION_ID = 'The application; also in the message key `app:<applicationId>`.';
+
+export const applicationUpsertedSchema = z
+  .object({
+    type: eventType('application.upserted'),
+    occurredAt,
+    applicationId: applicationIdOf(APPLICATION_ID),
+    owner: applicationOwnerSchema.meta({
+      description: "Who owns the application: its reads also need the owner's own access.",
+    }),
+    enabled: z
+      .boolean()
+      .meta({ description: 'false: every key of the application stops working.' }),
+    requestsPerMinute: z.number().int().positive().max(1_000_000_000).optional().meta({
+      description:
+        "the application's API request budget per minute when quotas are on; absent: the configured default",
+    }),
+  })
+  .meta({ description: 'An application, its owner, enabled or not.' });
+export const applicationDeletedSchema = z
+  .object({
+    type: eventType('application.deleted'),
+    occurredAt,
+    applicationId: applicationIdOf(APPLICATION_ID),
+  })
+  .meta({ description: 'Deletes an application; its keys stop working.' });
+export const apiKeyCreatedSchema = z
+  .object({
+    type: eventType('apiKey.created'),
+    occurredAt,
+    keyId: keyIdSchema,
+    applicationId: applicationIdOf('The application the key authenticates.'),
+    keyHash: keyHashSchema,
+    expiresAt: dateTimeSchema.nullable().meta({
+      description: 'When the key stops working; null: it does not expire.',
+    }),
+  })
+  .meta({
+    description: 'An API key, by the SHA-256 of the whole key string; never the key itself.',
+  });
+export const apiKeyRevokedSchema = z
+  .object({
+    type: eventType('apiKey.revoked'),
+    occurredAt,
+    keyId: keyIdSchema,
+  })
+  .meta({ description: 'Revokes an API key.' });
+const grant = {
   occurredAt,
-  applicationId: idSchema,
-  owner: z.object({ type: z.enum(['user', 'company']), id: idSchema }),
-  enabled: z.boolean(),
-  requestsPerMinute: z.number().int().positive().max(1_000_000_000).optional().meta({
-    description:
-      "the application's API request budget per minute when quotas are on; absent: the configured default",
+  applicationId: applicationIdOf(
+    'The application granted; key `grant:<applicationId>:<installationId>`.',
+  ),
+  installationId: installationIdOf('The installation granted.'),
+};
+export const grantAddedSchema = z.object({ type: eventType('grant.added'), ...grant }).meta({
+  description:
+    "Grants an application read access to an installation (its owner's access is needed too).",
+});
+export const grantRemovedSchema = z.object({ type: eventType('grant.removed'), ...grant }).meta({
+  description: 'Removes a grant.',
+});
+const membership = {
+  occurredAt,
+  userId: idSchema.meta({
+    description: 'The member user; key `member:<userId>:<installationId>`.',
   }),
-});
-export const applicationDeletedSchema = z.object({
-  type: z.literal('application.deleted'),
-  occurredAt,
-  applicationId: idSchema,
-});
-export const apiKeyCreatedSchema = z.object({
-  type: z.literal('apiKey.created'),
-  occurredAt,
-  keyId: keyIdSchema,
-  applicationId: idSchema,
-  keyHash: keyHashSchema,
-  expiresAt: dateTimeSchema.nullable(),
-});
-export const apiKeyRevokedSchema = z.object({
-  type: z.literal('apiKey.revoked'),
-  occurredAt,
-  keyId: keyIdSchema,
-});
-const grant = { occurredAt, applicationId: idSchema, installationId: idSchema };
-export const grantAddedSchema = z.object({ type: z.literal('grant.added'), ...grant });
-export const grantRemovedSchema = z.object({ type: z.literal('grant.removed'), ...grant });
-const membership = { occurredAt, userId: idSchema, installationId: idSchema };
-export const membershipAddedSchema = z.object({
-  type: z.literal('membership.added'),
-  ...membership,
-});
-export const membershipRemovedSchema = z.object({
-  type: z.literal('membership.removed'),
-  ...membership,
-});
+  installationId: installationIdOf('The installation the user is a direct member of.'),
+};
+export const membershipAddedSchema = z
+  .object({
+    type: eventType('membership.added'),
+    ...membership,
+  })
+  .meta({ description: "A user's direct membership of an installation." });
+export const membershipRemovedSchema = z
+  .object({
+    type: eventType('membership.removed'),
+    ...membership,
+  })
+  .meta({ description: 'Removes a membership.' });
 
 export const accessEventSchema = z.discriminatedUnion('type', [
   applicationUpsertedSchema,
@@ -204,7 +311,7 @@ export function producerJsonSchema(
   title: string,
   target: 'draft-2020-12' | 'draft-07' = 'draft-2020-12',
 ): Record<string, unknown> {
-  return z.toJSONSchema(s.meta({ title }), { target, io: 'input' }) as Record<string, unknown>;
+  return contractJsonSchema(s.meta({ title }), { target, io: 'input' });
 }
 
 /** JSON Schemas for producers, one per default topic name, from the schemas above. */

@@ -1,10 +1,11 @@
 import { z } from 'zod';
 import { parseDateTime } from './date-time.js';
+import { MAX_STRING_LENGTH } from './limits.js';
 
 // Building blocks shared by the event and record schemas.
 
-/** Positive integer within JavaScript's safe range. */
-export const idSchema = z.int().positive();
+/** Positive integer within JavaScript's safe range; generators should make it 64-bit. */
+export const idSchema = z.int().positive().meta({ format: 'int64' });
 
 /** RFC 3339 date-time with a mandatory offset (`Z` or `±hh:mm`). */
 export const dateTimeSchema = z.iso
@@ -37,5 +38,6 @@ export function isIanaTimeZone(name: string): boolean {
 
 export const timeZoneSchema = z
   .string()
+  .max(MAX_STRING_LENGTH.code)
   .refine(isIanaTimeZone, 'not an IANA time zone name')
   .meta({ description: 'IANA time zone name, e.g. Europe/Berlin' });

@@ -5,7 +5,18 @@ export interface SunSpecStatus {
   readonly name: string;
 }
 
-const NAMES: Readonly<Record<number, string>> = {
+export const SUNSPEC_STATUS_NAMES = [
+  'OFF',
+  'SLEEPING',
+  'STARTING',
+  'MPPT',
+  'THROTTLED',
+  'SHUTTING_DOWN',
+  'FAULT',
+  'STANDBY',
+] as const;
+
+const NAMES: Readonly<Record<number, (typeof SUNSPEC_STATUS_NAMES)[number]>> = {
   1: 'OFF',
   2: 'SLEEPING',
   3: 'STARTING',

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DEVICE_CATEGORIES, type DeviceCategory } from '../domain/device-fields.js';
+import { type DeviceCategory, deviceCategorySchema } from '../domain/device-fields.js';
 
 // device.released: the internal event of the device-move protocol (docs/projection.md). When a
 // device is met in another installation than its last one, the new owner sends this, keyed by
@@ -15,17 +15,33 @@ export const DEVICE_RELEASED = 'device.released';
  */
 export const DEVICE_SEEN = 'device.seen';
 
-export const deviceReleasedSchema = z.object({
-  type: z.enum([DEVICE_RELEASED, DEVICE_SEEN]),
-  /** The installation that must let the device go (the message key). */
-  installationId: z.int(),
-  category: z.enum(DEVICE_CATEGORIES),
-  deviceId: z.int(),
-  /** The observation (or removal) that took the device, epoch ms. */
-  atMs: z.number().int(),
-  /** Where the device went; null when it was removed (and for device.seen). */
-  to: z.int().nullable(),
-});
+/** The two internal event types, a named enum of the contracts (`DeviceMoveType`). */
+export const deviceMoveTypeSchema = z.enum([DEVICE_RELEASED, DEVICE_SEEN]);
+
+const int64 = () => z.int().meta({ format: 'int64' });
+
+export const deviceReleasedSchema = z
+  .object({
+    type: deviceMoveTypeSchema.meta({
+      description:
+        'device.released: the installation must let the device go; device.seen: an older observation lowers its firstSeenDate there.',
+    }),
+    installationId: int64().meta({
+      description: 'The installation that must let the device go; also the message key.',
+    }),
+    category: deviceCategorySchema.meta({ description: 'The device category.' }),
+    deviceId: int64().meta({ description: 'The device id, unique within its category.' }),
+    atMs: int64().meta({
+      description: 'The observation (or removal) that took the device, epoch milliseconds.',
+    }),
+    to: int64().nullable().meta({
+      description: 'Where the device went; null when it was removed (and for device.seen).',
+    }),
+  })
+  .meta({
+    description:
+      "Internal: the device-move protocol between the service's own consumers (docs/projection.md); producers never send it.",
+  });
 
 export interface DeviceReleasedEvent {
   readonly type: typeof DEVICE_RELEASED | typeof DEVICE_SEEN;

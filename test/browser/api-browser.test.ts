@@ -66,6 +66,25 @@ describe('API in a browser', () => {
     await page.close();
   });
 
+  it("shows the contract's descriptions: an operation's, and its response fields'", async () => {
+    const page = await chromium.browser.newPage();
+    await page.goto(`${origin}/docs/`);
+    // The operation's description, as the document carries it (issue 54).
+    await expect
+      .poll(async () => page.getByText(/continued access of its owner are required/).count(), {
+        timeout: 20_000,
+      })
+      .toBeGreaterThan(0);
+    // Its 200 response opened: the fields' descriptions, down into the Installation record.
+    await page.getByText('Success', { exact: true }).first().click();
+    await expect
+      .poll(async () => page.getByText(/may read now \(a grant, and its owner/).count(), {
+        timeout: 10_000,
+      })
+      .toBeGreaterThan(0);
+    await page.close();
+  });
+
   it('gives a page of another origin no way to read the API', async () => {
     const page = await chromium.browser.newPage();
     await page.goto(foreignOrigin);

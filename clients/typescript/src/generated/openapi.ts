@@ -11,17 +11,23 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List the installations the calling application may currently read, by ascending id */
+        /**
+         * List the installations the calling application may currently read, by ascending id
+         * @description Both an explicit grant of the installation to the application and continued access of its owner are required. Every Installation field is always present, null where unknown. With `limit`, one page and `nextCursor` (beyond.md §7).
+         */
         get: operations["getInstallations"];
         put?: never;
         /**
          * List the installations the calling application may currently read, by ascending id
-         * @description The same operation with the parameters in a form body; a body value overrides the query value.
+         * @description The same operation with the parameters in a form body; a body value overrides the query value. Both an explicit grant of the installation to the application and continued access of its owner are required. Every Installation field is always present, null where unknown. With `limit`, one page and `nextCursor` (beyond.md §7).
          */
         post: operations["getInstallationsPost"];
         delete?: never;
         options?: never;
-        /** List the installations the calling application may currently read, by ascending id (headers only) */
+        /**
+         * List the installations the calling application may currently read, by ascending id (headers only)
+         * @description The GET's statuses and headers, no body. Both an explicit grant of the installation to the application and continued access of its owner are required. Every Installation field is always present, null where unknown. With `limit`, one page and `nextCursor` (beyond.md §7).
+         */
         head: operations["getInstallationsHead"];
         patch?: never;
         trace?: never;
@@ -33,17 +39,23 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Last-known state of all six device categories of one installation (offline ones too) */
+        /**
+         * Last-known state of all six device categories of one installation (offline ones too)
+         * @description Power in W, energy in Wh; null is unknown, not zero. Offline devices are included: check each lastSeenDate before treating its telemetry as current. Sign rules differ by category: an energy meter's powerAc is positive for export, a battery's powerDc positive for charging, an inverter's powerAc positive when it supplies the AC side.
+         */
         get: operations["getInstallationDevices"];
         put?: never;
         /**
          * Last-known state of all six device categories of one installation (offline ones too)
-         * @description The same operation with the parameters in a form body; a body value overrides the query value.
+         * @description The same operation with the parameters in a form body; a body value overrides the query value. Power in W, energy in Wh; null is unknown, not zero. Offline devices are included: check each lastSeenDate before treating its telemetry as current. Sign rules differ by category: an energy meter's powerAc is positive for export, a battery's powerDc positive for charging, an inverter's powerAc positive when it supplies the AC side.
          */
         post: operations["getInstallationDevicesPost"];
         delete?: never;
         options?: never;
-        /** Last-known state of all six device categories of one installation (offline ones too) (headers only) */
+        /**
+         * Last-known state of all six device categories of one installation (offline ones too) (headers only)
+         * @description The GET's statuses and headers, no body. Power in W, energy in Wh; null is unknown, not zero. Offline devices are included: check each lastSeenDate before treating its telemetry as current. Sign rules differ by category: an energy meter's powerAc is positive for export, a battery's powerDc positive for charging, an inverter's powerAc positive when it supplies the AC side.
+         */
         head: operations["getInstallationDevicesHead"];
         patch?: never;
         trace?: never;
@@ -55,17 +67,23 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Aggregated energy flow over the online devices of one installation */
+        /**
+         * Aggregated energy flow over the online devices of one installation
+         * @description Only devices online now contribute (lastSeenDate within the online window, default 300 s); `data` is null when none is. gridPower is positive for import, the opposite of a meter's powerAc; batteryPower positive for charging.
+         */
         get: operations["getInstallationCurrentEnergyFlow"];
         put?: never;
         /**
          * Aggregated energy flow over the online devices of one installation
-         * @description The same operation with the parameters in a form body; a body value overrides the query value.
+         * @description The same operation with the parameters in a form body; a body value overrides the query value. Only devices online now contribute (lastSeenDate within the online window, default 300 s); `data` is null when none is. gridPower is positive for import, the opposite of a meter's powerAc; batteryPower positive for charging.
          */
         post: operations["getInstallationCurrentEnergyFlowPost"];
         delete?: never;
         options?: never;
-        /** Aggregated energy flow over the online devices of one installation (headers only) */
+        /**
+         * Aggregated energy flow over the online devices of one installation (headers only)
+         * @description The GET's statuses and headers, no body. Only devices online now contribute (lastSeenDate within the online window, default 300 s); `data` is null when none is. gridPower is positive for import, the opposite of a meter's powerAc; batteryPower positive for charging.
+         */
         head: operations["getInstallationCurrentEnergyFlowHead"];
         patch?: never;
         trace?: never;
@@ -77,17 +95,23 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Current energy flow of up to 100 installations in one request; each `data` exactly as getInstallationCurrentEnergyFlow serves it */
+        /**
+         * Current energy flow of up to 100 installations in one request; each `data` exactly as getInstallationCurrentEnergyFlow serves it
+         * @description `flows` by ascending id for the ids the caller may read; `notFound` the others (missing and inaccessible alike, as the single 404).
+         */
         get: operations["getInstallationsCurrentEnergyFlow"];
         put?: never;
         /**
          * Current energy flow of up to 100 installations in one request; each `data` exactly as getInstallationCurrentEnergyFlow serves it
-         * @description The same operation with the parameters in a form body; a body value overrides the query value.
+         * @description The same operation with the parameters in a form body; a body value overrides the query value. `flows` by ascending id for the ids the caller may read; `notFound` the others (missing and inaccessible alike, as the single 404).
          */
         post: operations["getInstallationsCurrentEnergyFlowPost"];
         delete?: never;
         options?: never;
-        /** Current energy flow of up to 100 installations in one request; each `data` exactly as getInstallationCurrentEnergyFlow serves it (headers only) */
+        /**
+         * Current energy flow of up to 100 installations in one request; each `data` exactly as getInstallationCurrentEnergyFlow serves it (headers only)
+         * @description The GET's statuses and headers, no body. `flows` by ascending id for the ids the caller may read; `notFound` the others (missing and inaccessible alike, as the single 404).
+         */
         head: operations["getInstallationsCurrentEnergyFlowHead"];
         patch?: never;
         trace?: never;
@@ -99,13 +123,19 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Push of the energy flow of one installation (Server-Sent Events) */
+        /**
+         * Push of the energy flow of one installation (Server-Sent Events)
+         * @description Server-Sent Events of the flow getInstallationCurrentEnergyFlow serves, on every change (also by time alone), at most 250 ms after the projection wrote it. Refusals are JSON, before any stream starts.
+         */
         get: operations["streamInstallationCurrentEnergyFlow"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
-        /** Push of the energy flow of one installation (Server-Sent Events) (headers only) */
+        /**
+         * Push of the energy flow of one installation (Server-Sent Events) (headers only)
+         * @description Server-Sent Events of the flow getInstallationCurrentEnergyFlow serves, on every change (also by time alone), at most 250 ms after the projection wrote it. Refusals are JSON, before any stream starts.
+         */
         head: operations["streamInstallationCurrentEnergyFlowHead"];
         patch?: never;
         trace?: never;
@@ -114,592 +144,1585 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /**
+         * Installation
+         * @description An installation: all twelve fields always present, null where unknown.
+         */
         Installation: {
+            /**
+             * Format: int64
+             * @description The installation's id: unique, a positive integer within JavaScript's safe range.
+             */
             id: number;
+            /** @description Display name. */
             name: string;
-            /** @enum {string} */
+            /**
+             * @description Kind of installation: `private` or `commercial`.
+             * @enum {string}
+             */
             type: "private" | "commercial";
+            /** @description Street address. */
             address: string;
+            /** @description Postal code. */
             postalCode: string;
+            /** @description City. */
             city: string;
+            /** @description Country code, as the platform records it. */
             country: string;
-            /** @description IANA time zone name, e.g. Europe/Berlin */
+            /** @description IANA time zone name of the installation, e.g. Europe/Berlin. */
             timezone: string;
+            /** @description Latitude, decimal degrees (-90 to 90, north positive); null: unknown. */
             latitude: number | null;
+            /** @description Longitude, decimal degrees (-180 to 180, east positive); null: unknown. */
             longitude: number | null;
+            /** @description Altitude, metres; null: unknown. */
             altitude: number | null;
+            /**
+             * Format: date-time
+             * @description When the installation was created; null: unknown.
+             * @example 2024-05-01T12:00:00+00:00
+             */
             creationDate: string | null;
         };
+        /**
+         * Inverter
+         * @description An inverter's last-known state: every field always present, null where unknown. Offline devices are included: check lastSeenDate.
+         */
         Inverter: {
+            /**
+             * Format: int64
+             * @description The device's id: unique within its category, a device's identity is (category, id). Positive integer within JavaScript's safe range.
+             */
             id: number;
+            /**
+             * Format: int64
+             * @description The installation the device belongs to: the one named in its latest applied event.
+             */
             installationId: number | null;
+            /**
+             * Format: int64
+             * @description The linked gateway's id; null when none is assigned.
+             */
             gatewayId: number | null;
+            /** @description Manufacturer name as reported; null bytes and leading/trailing white space are removed at ingest; blank becomes null. null: unknown, unavailable or unsupported (not zero). */
             manufacturer: string | null;
+            /** @description Model name as reported; null bytes and leading/trailing white space are removed at ingest; blank becomes null. null: unknown, unavailable or unsupported (not zero). */
             model: string | null;
+            /** @description Reported firmware/software version; null bytes and leading/trailing white space are removed at ingest; blank becomes null. null: unknown, unavailable or unsupported (not zero). */
             version: string | null;
+            /** @description Serial number as reported; null bytes and leading/trailing white space are removed at ingest; blank becomes null. null: unknown, unavailable or unsupported (not zero). */
             serialNumber: string | null;
+            /**
+             * Format: date-time
+             * @description The earliest observedAt ever seen for the device, UTC, whole seconds. Set by the service, never by a producer.
+             * @example 2024-05-01T12:00:00+00:00
+             */
             firstSeenDate: string | null;
+            /**
+             * Format: date-time
+             * @description The latest observedAt applied, UTC, whole seconds. The device is online while now - lastSeenDate <= the online window (default 300 s); offline devices stay in the lists: check it before treating the telemetry as current. Set by the service, never by a producer.
+             * @example 2024-05-01T12:00:00+00:00
+             */
             lastSeenDate: string | null;
-            status: {
-                rawValue: number;
-                name: string;
-            } | null;
+            /** @description Normalized SunSpec operating state (model 101-103 St): rawValue 1 OFF, 2 SLEEPING, 3 STARTING, 4 MPPT, 5 THROTTLED, 6 SHUTTING_DOWN, 7 FAULT, 8 STANDBY. null when missing or unknown. */
+            status: components["schemas"]["InverterStatus"] | null;
+            /** @description Free-text vendor status, passed through; not a fixed value set. null: unknown, unavailable or unsupported (not zero). */
             vendorStatusString: string | null;
+            /** @description True when the inverter reports operating off-grid. null: unknown, unavailable or unsupported (not zero). */
             isOffGrid: boolean | null;
+            /**
+             * Format: int64
+             * @description Maximum battery charge power, W, a magnitude without sign. null: unknown, unavailable or unsupported (not zero).
+             */
             maxChargePower: number | null;
+            /**
+             * Format: int64
+             * @description Maximum battery discharge power, W, a magnitude without sign. null: unknown, unavailable or unsupported (not zero).
+             */
             maxDischargePower: number | null;
+            /** @description Total active AC power, W. Positive: power the inverter supplies to the AC side (PV production and/or battery discharge); negative: power it draws from the AC side (e.g. battery charging, standby use). Not by itself the import/export at the grid connection (that is the energy meter's). The energy flow's inverterPower is the sum of these. null: unknown, unavailable or unsupported (not zero). */
             powerAc: number | null;
+            /** @description Active AC power on phase L1, W; same sign rule as powerAc. null: unknown, unavailable or unsupported (not zero). */
             powerAcL1: number | null;
+            /** @description Active AC power on phase L2, W; same sign rule as powerAc. null: unknown, unavailable or unsupported (not zero). */
             powerAcL2: number | null;
+            /** @description Active AC power on phase L3, W; same sign rule as powerAc. null: unknown, unavailable or unsupported (not zero). */
             powerAcL3: number | null;
+            /** @description AC voltage of phase L1, V. null: unknown, unavailable or unsupported (not zero). */
             voltageAcL1: number | null;
+            /** @description AC voltage of phase L2, V. null: unknown, unavailable or unsupported (not zero). */
             voltageAcL2: number | null;
+            /** @description AC voltage of phase L3, V. null: unknown, unavailable or unsupported (not zero). */
             voltageAcL3: number | null;
+            /** @description AC current of phase L1, A; its sign is the inverter's own convention: use powerAcL1 for the direction. null: unknown, unavailable or unsupported (not zero). */
             currentAcL1: number | null;
+            /** @description AC current of phase L2, A; its sign is the inverter's own convention: use powerAcL2 for the direction. null: unknown, unavailable or unsupported (not zero). */
             currentAcL2: number | null;
+            /** @description AC current of phase L3, A; its sign is the inverter's own convention: use powerAcL3 for the direction. null: unknown, unavailable or unsupported (not zero). */
             currentAcL3: number | null;
+            /** @description AC frequency, Hz. null: unknown, unavailable or unsupported (not zero). */
             frequency: number | null;
+            /** @description Apparent AC power, VA; its sign does not indicate direction. null: unknown, unavailable or unsupported (not zero). */
             powerApparentAc: number | null;
+            /** @description Reactive AC power, var; the device's own sign convention, passed through: no uniform sign. null: unknown, unavailable or unsupported (not zero). */
             powerReactiveAc: number | null;
+            /** @description Power factor, dimensionless; its sign is device-dependent. null: unknown, unavailable or unsupported (not zero). */
             powerFactor: number | null;
+            /** @description Power on the backup/EPS output, W. Positive: supply to the backup loads; negative: reverse flow, where reported. Not the grid-connection measurement. null: unknown, unavailable or unsupported (not zero). */
             backupPowerAc: number | null;
+            /** @description Device-reported DC power, W. For devices that report net DC conversion, positive is DC toward the inverter for AC conversion and negative is reverse conversion; other integrations use it for PV production. Not a universal battery charge/discharge measure (use the battery's powerDc). null: unknown, unavailable or unsupported (not zero). */
             powerDc: number | null;
+            /** @description Total PV DC production, W: the preferred field for solar production. Positive: production; zero: no measured production; negative has no defined meaning. The energy flow's solarPower uses it, or the sum of powerDcPv1-6 where it is null. null: unknown, unavailable or unsupported (not zero). */
             powerDcPvTotal: number | null;
+            /** @description DC power of PV input 1, W; positive: production. null: unknown, unavailable or unsupported (not zero). */
             powerDcPv1: number | null;
+            /** @description DC power of PV input 2, W; positive: production. null: unknown, unavailable or unsupported (not zero). */
             powerDcPv2: number | null;
+            /** @description DC power of PV input 3, W; positive: production. null: unknown, unavailable or unsupported (not zero). */
             powerDcPv3: number | null;
+            /** @description DC power of PV input 4, W; positive: production. null: unknown, unavailable or unsupported (not zero). */
             powerDcPv4: number | null;
+            /** @description DC power of PV input 5, W; positive: production. null: unknown, unavailable or unsupported (not zero). */
             powerDcPv5: number | null;
+            /** @description DC power of PV input 6, W; positive: production. null: unknown, unavailable or unsupported (not zero). */
             powerDcPv6: number | null;
+            /** @description DC voltage of PV input 1, V. null: unknown, unavailable or unsupported (not zero). */
             voltageDcPv1: number | null;
+            /** @description DC voltage of PV input 2, V. null: unknown, unavailable or unsupported (not zero). */
             voltageDcPv2: number | null;
+            /** @description DC voltage of PV input 3, V. null: unknown, unavailable or unsupported (not zero). */
             voltageDcPv3: number | null;
+            /** @description DC voltage of PV input 4, V. null: unknown, unavailable or unsupported (not zero). */
             voltageDcPv4: number | null;
+            /** @description DC voltage of PV input 5, V. null: unknown, unavailable or unsupported (not zero). */
             voltageDcPv5: number | null;
+            /** @description DC voltage of PV input 6, V. null: unknown, unavailable or unsupported (not zero). */
             voltageDcPv6: number | null;
+            /** @description DC current of PV input 1, A. null: unknown, unavailable or unsupported (not zero). */
             currentDcPv1: number | null;
+            /** @description DC current of PV input 2, A. null: unknown, unavailable or unsupported (not zero). */
             currentDcPv2: number | null;
+            /** @description DC current of PV input 3, A. null: unknown, unavailable or unsupported (not zero). */
             currentDcPv3: number | null;
+            /** @description DC current of PV input 4, A. null: unknown, unavailable or unsupported (not zero). */
             currentDcPv4: number | null;
+            /** @description DC current of PV input 5, A. null: unknown, unavailable or unsupported (not zero). */
             currentDcPv5: number | null;
+            /** @description DC current of PV input 6, A. null: unknown, unavailable or unsupported (not zero). */
             currentDcPv6: number | null;
+            /** @description Inverter temperature, °C. null: unknown, unavailable or unsupported (not zero). */
             temperature: number | null;
         };
+        /**
+         * Battery
+         * @description A battery's last-known state: every field always present, null where unknown. Offline devices are included: check lastSeenDate.
+         */
         Battery: {
+            /**
+             * Format: int64
+             * @description The device's id: unique within its category, a device's identity is (category, id). Positive integer within JavaScript's safe range.
+             */
             id: number;
+            /**
+             * Format: int64
+             * @description The installation the device belongs to: the one named in its latest applied event.
+             */
             installationId: number | null;
+            /**
+             * Format: int64
+             * @description The linked gateway's id; null when none is assigned.
+             */
             gatewayId: number | null;
+            /** @description Manufacturer name as reported; null bytes and leading/trailing white space are removed at ingest; blank becomes null. null: unknown, unavailable or unsupported (not zero). */
             manufacturer: string | null;
+            /** @description Model name as reported; null bytes and leading/trailing white space are removed at ingest; blank becomes null. null: unknown, unavailable or unsupported (not zero). */
             model: string | null;
+            /** @description Reported firmware/software version; null bytes and leading/trailing white space are removed at ingest; blank becomes null. null: unknown, unavailable or unsupported (not zero). */
             version: string | null;
+            /** @description Serial number as reported; null bytes and leading/trailing white space are removed at ingest; blank becomes null. null: unknown, unavailable or unsupported (not zero). */
             serialNumber: string | null;
+            /**
+             * Format: date-time
+             * @description The earliest observedAt ever seen for the device, UTC, whole seconds. Set by the service, never by a producer.
+             * @example 2024-05-01T12:00:00+00:00
+             */
             firstSeenDate: string | null;
+            /**
+             * Format: date-time
+             * @description The latest observedAt applied, UTC, whole seconds. The device is online while now - lastSeenDate <= the online window (default 300 s); offline devices stay in the lists: check it before treating the telemetry as current. Set by the service, never by a producer.
+             * @example 2024-05-01T12:00:00+00:00
+             */
             lastSeenDate: string | null;
+            /**
+             * Format: int64
+             * @description The linked inverter's id; null when none is assigned.
+             */
             inverterId: number | null;
+            /**
+             * Format: int64
+             * @description Device-reported numeric status, not normalized: no common status enumeration across manufacturers. null: unknown, unavailable or unsupported (not zero).
+             */
             status: number | null;
+            /** @description Battery DC power, W. Positive: charging; negative: discharging; zero: no measured net flow. Running on battery alone, its sign is opposite to the inverter's AC output power. The energy flow's batteryPower is the sum of these. null: unknown, unavailable or unsupported (not zero). */
             powerDc: number | null;
+            /** @description Battery DC voltage, V. null: unknown, unavailable or unsupported (not zero). */
             voltageDc: number | null;
+            /** @description Battery DC current, A. Where signed current is supported, positive is charging and negative discharging; powerDc is the primary direction measure. null: unknown, unavailable or unsupported (not zero). */
             currentDc: number | null;
-            /** @description percent 0-100 */
+            /** @description State of energy, percent 0-100 (not a 0-1 fraction). The energy flow's batterySoe is their mean weighted by ratedEnergy. null: unknown, unavailable or unsupported (not zero). */
             soe: number | null;
-            /** @description percent 0-100 */
+            /** @description State of health, percent 0-100 (not a 0-1 fraction). null: unknown, unavailable or unsupported (not zero). */
             soh: number | null;
+            /** @description Battery temperature, °C. null: unknown, unavailable or unsupported (not zero). */
             temperature: number | null;
+            /** @description Lowest cell temperature, °C. null: unknown, unavailable or unsupported (not zero). */
             minCellTemperature: number | null;
+            /** @description Average cell temperature, °C. null: unknown, unavailable or unsupported (not zero). */
             avgCellTemperature: number | null;
+            /** @description Highest cell temperature, °C. null: unknown, unavailable or unsupported (not zero). */
             maxCellTemperature: number | null;
+            /** @description Lowest cell voltage, V. null: unknown, unavailable or unsupported (not zero). */
             minCellVoltage: number | null;
+            /** @description Average cell voltage, V. null: unknown, unavailable or unsupported (not zero). */
             avgCellVoltage: number | null;
+            /** @description Highest cell voltage, V. null: unknown, unavailable or unsupported (not zero). */
             maxCellVoltage: number | null;
+            /** @description Nominal capacity, Wh: the configured capacity correction if present, otherwise the device-reported nominal energy. Weights the energy flow's batterySoe. null: unknown, unavailable or unsupported (not zero). */
             ratedEnergy: number | null;
+            /** @description Device-reported maximum capacity, Wh. null: unknown, unavailable or unsupported (not zero). */
             maximumEnergy: number | null;
+            /** @description Device-reported stored energy available, Wh. null: unknown, unavailable or unsupported (not zero). */
             availableEnergy: number | null;
+            /** @description Maximum continuous charge power, W, a magnitude without sign. null: unknown, unavailable or unsupported (not zero). */
             maxChargeContinuousPower: number | null;
+            /** @description Maximum continuous discharge power, W, a magnitude without sign. null: unknown, unavailable or unsupported (not zero). */
             maxDischargeContinuousPower: number | null;
-            /** @description percent 0-100 */
+            /** @description Lower bound of the energy level, percent 0-100 (not a 0-1 fraction). null: unknown, unavailable or unsupported (not zero). */
             minSoe: number | null;
-            /** @description percent 0-100 */
+            /** @description Upper bound of the energy level, percent 0-100 (not a 0-1 fraction). null: unknown, unavailable or unsupported (not zero). */
             maxSoe: number | null;
         };
+        /**
+         * EnergyMeter
+         * @description An energy meter's last-known state: every field always present, null where unknown. Offline devices are included: check lastSeenDate.
+         */
         EnergyMeter: {
+            /**
+             * Format: int64
+             * @description The device's id: unique within its category, a device's identity is (category, id). Positive integer within JavaScript's safe range.
+             */
             id: number;
+            /**
+             * Format: int64
+             * @description The installation the device belongs to: the one named in its latest applied event.
+             */
             installationId: number | null;
+            /**
+             * Format: int64
+             * @description The linked gateway's id; null when none is assigned.
+             */
             gatewayId: number | null;
+            /** @description Manufacturer name as reported; null bytes and leading/trailing white space are removed at ingest; blank becomes null. null: unknown, unavailable or unsupported (not zero). */
             manufacturer: string | null;
+            /** @description Model name as reported; null bytes and leading/trailing white space are removed at ingest; blank becomes null. null: unknown, unavailable or unsupported (not zero). */
             model: string | null;
+            /** @description Reported firmware/software version; null bytes and leading/trailing white space are removed at ingest; blank becomes null. null: unknown, unavailable or unsupported (not zero). */
             version: string | null;
+            /** @description Serial number as reported; null bytes and leading/trailing white space are removed at ingest; blank becomes null. null: unknown, unavailable or unsupported (not zero). */
             serialNumber: string | null;
+            /**
+             * Format: date-time
+             * @description The earliest observedAt ever seen for the device, UTC, whole seconds. Set by the service, never by a producer.
+             * @example 2024-05-01T12:00:00+00:00
+             */
             firstSeenDate: string | null;
+            /**
+             * Format: date-time
+             * @description The latest observedAt applied, UTC, whole seconds. The device is online while now - lastSeenDate <= the online window (default 300 s); offline devices stay in the lists: check it before treating the telemetry as current. Set by the service, never by a producer.
+             * @example 2024-05-01T12:00:00+00:00
+             */
             lastSeenDate: string | null;
+            /** @description Active AC power at the meter, W. Positive: export (feed-in to the grid); negative: import (draw from the grid). The energy flow's gridPower is minus the sum of these (positive import). null: unknown, unavailable or unsupported (not zero). */
             powerAc: number | null;
+            /** @description Active AC power on phase L1, W; same sign rule as powerAc. null: unknown, unavailable or unsupported (not zero). */
             powerAcL1: number | null;
+            /** @description Active AC power on phase L2, W; same sign rule as powerAc. null: unknown, unavailable or unsupported (not zero). */
             powerAcL2: number | null;
+            /** @description Active AC power on phase L3, W; same sign rule as powerAc. null: unknown, unavailable or unsupported (not zero). */
             powerAcL3: number | null;
+            /** @description AC voltage of phase L1, V. null: unknown, unavailable or unsupported (not zero). */
             voltageAcL1: number | null;
+            /** @description AC voltage of phase L2, V. null: unknown, unavailable or unsupported (not zero). */
             voltageAcL2: number | null;
+            /** @description AC voltage of phase L3, V. null: unknown, unavailable or unsupported (not zero). */
             voltageAcL3: number | null;
+            /** @description AC current of phase L1, A; its sign is the meter's own convention: use powerAcL1 for the direction. null: unknown, unavailable or unsupported (not zero). */
             currentAcL1: number | null;
+            /** @description AC current of phase L2, A; its sign is the meter's own convention: use powerAcL2 for the direction. null: unknown, unavailable or unsupported (not zero). */
             currentAcL2: number | null;
+            /** @description AC current of phase L3, A; its sign is the meter's own convention: use powerAcL3 for the direction. null: unknown, unavailable or unsupported (not zero). */
             currentAcL3: number | null;
+            /** @description AC frequency, Hz. null: unknown, unavailable or unsupported (not zero). */
             frequency: number | null;
+            /** @description Energy imported from the grid, cumulative meter reading, Wh. null: unknown, unavailable or unsupported (not zero). */
             totalImportAc: number | null;
+            /** @description Energy exported to the grid, cumulative meter reading, Wh. null: unknown, unavailable or unsupported (not zero). */
             totalExportAc: number | null;
+            /** @description Energy imported from the grid today (the device's day), Wh. null: unknown, unavailable or unsupported (not zero). */
             dailyImportAc: number | null;
+            /** @description Energy exported to the grid today (the device's day), Wh. null: unknown, unavailable or unsupported (not zero). */
             dailyExportAc: number | null;
+            /** @description Meter options as the device reports them, passed through; not a fixed value set. */
             options: string;
         };
+        /**
+         * EvCharger
+         * @description An EV charger's last-known state: every field always present, null where unknown. Offline devices are included: check lastSeenDate.
+         */
         EvCharger: {
+            /**
+             * Format: int64
+             * @description The device's id: unique within its category, a device's identity is (category, id). Positive integer within JavaScript's safe range.
+             */
             id: number;
+            /**
+             * Format: int64
+             * @description The installation the device belongs to: the one named in its latest applied event.
+             */
             installationId: number | null;
+            /**
+             * Format: int64
+             * @description The linked gateway's id; null when none is assigned.
+             */
             gatewayId: number | null;
+            /** @description Manufacturer name as reported; null bytes and leading/trailing white space are removed at ingest; blank becomes null. null: unknown, unavailable or unsupported (not zero). */
             manufacturer: string | null;
+            /** @description Model name as reported; null bytes and leading/trailing white space are removed at ingest; blank becomes null. null: unknown, unavailable or unsupported (not zero). */
             model: string | null;
+            /** @description Reported firmware/software version; null bytes and leading/trailing white space are removed at ingest; blank becomes null. null: unknown, unavailable or unsupported (not zero). */
             version: string | null;
+            /** @description Serial number as reported; null bytes and leading/trailing white space are removed at ingest; blank becomes null. null: unknown, unavailable or unsupported (not zero). */
             serialNumber: string | null;
+            /**
+             * Format: date-time
+             * @description The earliest observedAt ever seen for the device, UTC, whole seconds. Set by the service, never by a producer.
+             * @example 2024-05-01T12:00:00+00:00
+             */
             firstSeenDate: string | null;
+            /**
+             * Format: date-time
+             * @description The latest observedAt applied, UTC, whole seconds. The device is online while now - lastSeenDate <= the online window (default 300 s); offline devices stay in the lists: check it before treating the telemetry as current. Set by the service, never by a producer.
+             * @example 2024-05-01T12:00:00+00:00
+             */
             lastSeenDate: string | null;
+            /** @description Charging mode as the charger reports it, passed through (not a fixed value set). A read-only observation: this API controls nothing. */
             mode: string;
+            /** @description True when the charger requires authorization before charging. null: unknown, unavailable or unsupported (not zero). */
             requireAuthorization: boolean | null;
+            /** @description True when the charger can also discharge a connected vehicle (bidirectional). */
             supportsBiDirectionalCharging: boolean;
+            /** @description Maximum charging current the charger supports, A. null: unknown, unavailable or unsupported (not zero). */
             maxChargingCurrent: number | null;
+            /** @description Charging-current limit currently in force, A. null: unknown, unavailable or unsupported (not zero). */
             currentMaxChargingCurrent: number | null;
+            /** @description Device-reported numeric status, not normalized. null: unknown, unavailable or unsupported (not zero). */
             status: number | null;
+            /** @description Free-text vendor status, passed through; not a fixed value set. null: unknown, unavailable or unsupported (not zero). */
             vendorStatusString: string | null;
+            /** @description Power the charger currently offers the vehicle, W. null: unknown, unavailable or unsupported (not zero). */
             powerOffered: number | null;
+            /** @description Active AC power of the charger, W; positive: power drawn to charge (consumption). The energy flow's evChargerPower is the sum of these and housePower excludes it. null: unknown, unavailable or unsupported (not zero). */
             powerAc: number | null;
+            /** @description Active AC power on phase L1, W; same sign rule as powerAc. null: unknown, unavailable or unsupported (not zero). */
             powerAcL1: number | null;
+            /** @description Active AC power on phase L2, W; same sign rule as powerAc. null: unknown, unavailable or unsupported (not zero). */
             powerAcL2: number | null;
+            /** @description Active AC power on phase L3, W; same sign rule as powerAc. null: unknown, unavailable or unsupported (not zero). */
             powerAcL3: number | null;
+            /** @description AC voltage of phase L1, V. null: unknown, unavailable or unsupported (not zero). */
             voltageAcL1: number | null;
+            /** @description AC voltage of phase L2, V. null: unknown, unavailable or unsupported (not zero). */
             voltageAcL2: number | null;
+            /** @description AC voltage of phase L3, V. null: unknown, unavailable or unsupported (not zero). */
             voltageAcL3: number | null;
+            /** @description AC current of phase L1, A; its sign is the charger's own convention: use powerAcL1 for the direction. null: unknown, unavailable or unsupported (not zero). */
             currentAcL1: number | null;
+            /** @description AC current of phase L2, A; its sign is the charger's own convention: use powerAcL2 for the direction. null: unknown, unavailable or unsupported (not zero). */
             currentAcL2: number | null;
+            /** @description AC current of phase L3, A; its sign is the charger's own convention: use powerAcL3 for the direction. null: unknown, unavailable or unsupported (not zero). */
             currentAcL3: number | null;
+            /** @description AC frequency, Hz. null: unknown, unavailable or unsupported (not zero). */
             frequencyAc: number | null;
+            /** @description DC power, W, as the device reports it. null: unknown, unavailable or unsupported (not zero). */
             powerDc: number | null;
+            /** @description DC voltage, V. null: unknown, unavailable or unsupported (not zero). */
             voltageDc: number | null;
+            /** @description DC current, A. null: unknown, unavailable or unsupported (not zero). */
             currentDc: number | null;
+            /** @description Charger temperature, °C. null: unknown, unavailable or unsupported (not zero). */
             temperature: number | null;
         };
+        /**
+         * Relay
+         * @description A relay's last-known state: every field always present, null where unknown. Offline devices are included: check lastSeenDate.
+         */
         Relay: {
+            /**
+             * Format: int64
+             * @description The device's id: unique within its category, a device's identity is (category, id). Positive integer within JavaScript's safe range.
+             */
             id: number;
+            /**
+             * Format: int64
+             * @description The installation the device belongs to: the one named in its latest applied event.
+             */
             installationId: number | null;
+            /**
+             * Format: int64
+             * @description The linked gateway's id; null when none is assigned.
+             */
             gatewayId: number | null;
+            /** @description Manufacturer name as reported; null bytes and leading/trailing white space are removed at ingest; blank becomes null. null: unknown, unavailable or unsupported (not zero). */
             manufacturer: string | null;
+            /** @description Model name as reported; null bytes and leading/trailing white space are removed at ingest; blank becomes null. null: unknown, unavailable or unsupported (not zero). */
             model: string | null;
+            /** @description Reported firmware/software version; null bytes and leading/trailing white space are removed at ingest; blank becomes null. null: unknown, unavailable or unsupported (not zero). */
             version: string | null;
+            /** @description Serial number as reported; null bytes and leading/trailing white space are removed at ingest; blank becomes null. null: unknown, unavailable or unsupported (not zero). */
             serialNumber: string | null;
+            /**
+             * Format: date-time
+             * @description The earliest observedAt ever seen for the device, UTC, whole seconds. Set by the service, never by a producer.
+             * @example 2024-05-01T12:00:00+00:00
+             */
             firstSeenDate: string | null;
+            /**
+             * Format: date-time
+             * @description The latest observedAt applied, UTC, whole seconds. The device is online while now - lastSeenDate <= the online window (default 300 s); offline devices stay in the lists: check it before treating the telemetry as current. Set by the service, never by a producer.
+             * @example 2024-05-01T12:00:00+00:00
+             */
             lastSeenDate: string | null;
+            /**
+             * Format: int64
+             * @description Number of relay channels the device reports (0 or more).
+             */
             relayCount: number;
+            /** @description Observed state of each relay channel, true on and false off, in the order the device reports them. */
             currentState: boolean[];
+            /** @description The state each relay channel was last asked for (true on, false off, null: none requested), in the same order. A read-only observation: this API controls nothing. */
             desiredState: (boolean | null)[];
         };
+        /**
+         * Boiler
+         * @description A boiler's last-known state: every field always present, null where unknown. Offline devices are included: check lastSeenDate.
+         */
         Boiler: {
+            /**
+             * Format: int64
+             * @description The device's id: unique within its category, a device's identity is (category, id). Positive integer within JavaScript's safe range.
+             */
             id: number;
+            /**
+             * Format: int64
+             * @description The installation the device belongs to: the one named in its latest applied event.
+             */
             installationId: number | null;
+            /**
+             * Format: int64
+             * @description The linked gateway's id; null when none is assigned.
+             */
             gatewayId: number | null;
+            /** @description Manufacturer name as reported; null bytes and leading/trailing white space are removed at ingest; blank becomes null. null: unknown, unavailable or unsupported (not zero). */
             manufacturer: string | null;
+            /** @description Model name as reported; null bytes and leading/trailing white space are removed at ingest; blank becomes null. null: unknown, unavailable or unsupported (not zero). */
             model: string | null;
+            /** @description Reported firmware/software version; null bytes and leading/trailing white space are removed at ingest; blank becomes null. null: unknown, unavailable or unsupported (not zero). */
             version: string | null;
+            /** @description Serial number as reported; null bytes and leading/trailing white space are removed at ingest; blank becomes null. null: unknown, unavailable or unsupported (not zero). */
             serialNumber: string | null;
+            /**
+             * Format: date-time
+             * @description The earliest observedAt ever seen for the device, UTC, whole seconds. Set by the service, never by a producer.
+             * @example 2024-05-01T12:00:00+00:00
+             */
             firstSeenDate: string | null;
+            /**
+             * Format: date-time
+             * @description The latest observedAt applied, UTC, whole seconds. The device is online while now - lastSeenDate <= the online window (default 300 s); offline devices stay in the lists: check it before treating the telemetry as current. Set by the service, never by a producer.
+             * @example 2024-05-01T12:00:00+00:00
+             */
             lastSeenDate: string | null;
+            /** @description Device-reported numeric status, not normalized. null: unknown, unavailable or unsupported (not zero). */
             status: number | null;
+            /** @description Free-text vendor status, passed through; not a fixed value set. null: unknown, unavailable or unsupported (not zero). */
             vendorStatusString: string | null;
+            /** @description Operating mode as the boiler reports it, passed through (not a fixed value set). A read-only observation. */
             boilerMode: string;
+            /** @description Active AC power of the boiler, W; positive: power drawn for heating (consumption). The energy flow's boilerPower is the sum of these and housePower excludes it. null: unknown, unavailable or unsupported (not zero). */
             powerAc: number | null;
+            /** @description Active AC power on phase L1, W; same sign rule as powerAc. null: unknown, unavailable or unsupported (not zero). */
             powerAcL1: number | null;
+            /** @description Active AC power on phase L2, W; same sign rule as powerAc. null: unknown, unavailable or unsupported (not zero). */
             powerAcL2: number | null;
+            /** @description Active AC power on phase L3, W; same sign rule as powerAc. null: unknown, unavailable or unsupported (not zero). */
             powerAcL3: number | null;
+            /** @description AC voltage of phase L1, V. null: unknown, unavailable or unsupported (not zero). */
             voltageAcL1: number | null;
+            /** @description AC voltage of phase L2, V. null: unknown, unavailable or unsupported (not zero). */
             voltageAcL2: number | null;
+            /** @description AC voltage of phase L3, V. null: unknown, unavailable or unsupported (not zero). */
             voltageAcL3: number | null;
+            /** @description AC current of phase L1, A; its sign is the boiler's own convention: use powerAcL1 for the direction. null: unknown, unavailable or unsupported (not zero). */
             currentAcL1: number | null;
+            /** @description AC current of phase L2, A; its sign is the boiler's own convention: use powerAcL2 for the direction. null: unknown, unavailable or unsupported (not zero). */
             currentAcL2: number | null;
+            /** @description AC current of phase L3, A; its sign is the boiler's own convention: use powerAcL3 for the direction. null: unknown, unavailable or unsupported (not zero). */
             currentAcL3: number | null;
+            /** @description AC frequency, Hz. null: unknown, unavailable or unsupported (not zero). */
             frequency: number | null;
+            /** @description Temperature at the boiler's first sensor, °C. null: unknown, unavailable or unsupported (not zero). */
             temperature: number | null;
+            /** @description Temperature at the second sensor, °C. null: unknown, unavailable or unsupported (not zero). */
             temperature2: number | null;
+            /** @description Temperature at the third sensor, °C. null: unknown, unavailable or unsupported (not zero). */
             temperature3: number | null;
+            /** @description Temperature at the fourth sensor, °C. null: unknown, unavailable or unsupported (not zero). */
             temperature4: number | null;
+            /** @description Target (set-point) temperature, °C. null: unknown, unavailable or unsupported (not zero). */
             targetTemperature: number | null;
+            /** @description Minimum temperature the boiler keeps, °C. null: unknown, unavailable or unsupported (not zero). */
             minimumTemperature: number | null;
+            /** @description Power the boiler could take now, W. null: unknown, unavailable or unsupported (not zero). */
             availablePower: number | null;
+            /** @description Maximum power the boiler can draw, in effect now, W. null: unknown, unavailable or unsupported (not zero). */
             effectiveMaxPower: number | null;
-            operationMode: string | number | boolean | null;
-            operationState: string | number | boolean | null;
-            deviceState: string | number | boolean | null;
-            relayState: string | number | boolean | null;
-            loadState: string | number | boolean | null;
+            /** @description Device-reported, passed through: a string, number, boolean or null as the device sends it (read-api.md fixes no type). */
+            operationMode: components["schemas"]["PassThroughValue"] | null;
+            /** @description Device-reported, passed through: a string, number, boolean or null as the device sends it (read-api.md fixes no type). */
+            operationState: components["schemas"]["PassThroughValue"] | null;
+            /** @description Device-reported, passed through: a string, number, boolean or null as the device sends it (read-api.md fixes no type). */
+            deviceState: components["schemas"]["PassThroughValue"] | null;
+            /** @description Device-reported, passed through: a string, number, boolean or null as the device sends it (read-api.md fixes no type). */
+            relayState: components["schemas"]["PassThroughValue"] | null;
+            /** @description Device-reported, passed through: a string, number, boolean or null as the device sends it (read-api.md fixes no type). */
+            loadState: components["schemas"]["PassThroughValue"] | null;
+            /** @description PWM duty cycle of the heating element, percent as reported (not range-checked). null: unknown, unavailable or unsupported (not zero). */
             pwmPercent: number | null;
         };
+        /**
+         * InverterStatus
+         * @description Normalized SunSpec operating state of an inverter.
+         */
+        InverterStatus: {
+            /** @description The SunSpec operating-state integer (St) the device sent, 1 to 8. */
+            rawValue: number;
+            /**
+             * @description Its SunSpec name.
+             * @enum {string}
+             */
+            name: "OFF" | "SLEEPING" | "STARTING" | "MPPT" | "THROTTLED" | "SHUTTING_DOWN" | "FAULT" | "STANDBY";
+        };
+        /**
+         * PassThroughValue
+         * @description A device-reported value passed through: a string, number or boolean.
+         */
+        PassThroughValue: string | number | boolean;
+        /**
+         * EnergyFlowData
+         * @description The energy flow over the installation's online devices (docs/api.md "Energy flow"). Every number is rounded to a whole number.
+         */
         EnergyFlowData: {
-            /** @description sum of online inverters' powerAc, W */
+            /**
+             * Format: int64
+             * @description Sum of the online inverters' powerAc (positive: supplied to the AC side), W, a whole number; null: no online device reports it
+             */
             inverterPower: number | null;
-            /** @description sum of online inverters' PV production, W */
+            /**
+             * Format: int64
+             * @description Sum over the online inverters of powerDcPvTotal, or where that is null of the non-null powerDcPv1-6 (positive: production), W, a whole number; null: no online device reports it
+             */
             solarPower: number | null;
-            /** @description sum of online batteries' powerDc; positive charging, W */
+            /**
+             * Format: int64
+             * @description Sum of the online batteries' powerDc: positive charging, negative discharging, W, a whole number; null: no online device reports it
+             */
             batteryPower: number | null;
-            /** @description percent 0-100, ratedEnergy-weighted mean */
+            /** @description Mean of the online batteries' soe weighted by ratedEnergy (a plain mean if one lacks a positive ratedEnergy), percent 0-100, a whole number; null: no online battery reports soe */
             batterySoe: number | null;
-            /** @description minus the sum of online energy meters' powerAc; positive import, W */
+            /**
+             * Format: int64
+             * @description Minus the sum of the online energy meters' powerAc: positive import, negative export (the opposite of a meter's powerAc), W, a whole number; null: no online device reports it
+             */
             gridPower: number | null;
-            /** @description house consumption excluding EV charger and boiler, floored at 0, W */
+            /**
+             * Format: int64
+             * @description House consumption excluding EV charger and boiler: (inverterPower or 0) + gridPower - (evChargerPower or 0) - (boilerPower or 0), floored at 0; null when gridPower is null, W, a whole number; null: no online device reports it
+             */
             housePower: number | null;
-            /** @description sum of online EV chargers' powerAc, W */
+            /**
+             * Format: int64
+             * @description Sum of the online EV chargers' powerAc (positive: consumption), W, a whole number; null: no online device reports it
+             */
             evChargerPower: number | null;
-            /** @description sum of online boilers' powerAc, W */
+            /**
+             * Format: int64
+             * @description Sum of the online boilers' powerAc (positive: consumption), W, a whole number; null: no online device reports it
+             */
             boilerPower: number | null;
             /**
              * Format: date-time
-             * @description latest lastSeenDate among online devices
+             * @description The latest lastSeenDate among the online devices
              * @example 2024-05-01T12:00:00+00:00
              */
             lastUpdated: string;
         };
+        /**
+         * InstallationsResponse
+         * @description The answer of getInstallations.
+         */
         InstallationsResponse: {
-            /** @constant */
+            /**
+             * @description Always true on success.
+             * @constant
+             */
             valid: true;
+            /** @description The installations the calling application may read now (a grant, and its owner still has access), by ascending id. */
             installations: components["schemas"]["Installation"][];
             /** @description Only on a page (`limit` sent) that more installations follow: the `cursor` of the next page */
             nextCursor?: string;
         };
+        /**
+         * InstallationDevicesResponse
+         * @description The answer of getInstallationDevices: the six device arrays of one installation.
+         */
         InstallationDevicesResponse: {
-            /** @constant */
+            /**
+             * @description Always true on success.
+             * @constant
+             */
             valid: true;
+            /**
+             * Format: int64
+             * @description The installation asked for.
+             */
             installationId: number;
+            /** @description Every inverter of the installation by ascending id, offline ones too; may be empty. */
             inverters: components["schemas"]["Inverter"][];
+            /** @description Every battery of the installation by ascending id, offline ones too; may be empty. */
             batteries: components["schemas"]["Battery"][];
+            /** @description Every energyMeter of the installation by ascending id, offline ones too; may be empty. */
             energyMeters: components["schemas"]["EnergyMeter"][];
+            /** @description Every evCharger of the installation by ascending id, offline ones too; may be empty. */
             evChargers: components["schemas"]["EvCharger"][];
+            /** @description Every relay of the installation by ascending id, offline ones too; may be empty. */
             relays: components["schemas"]["Relay"][];
+            /** @description Every boiler of the installation by ascending id, offline ones too; may be empty. */
             boilers: components["schemas"]["Boiler"][];
         };
+        /**
+         * EnergyFlowResponse
+         * @description The answer of getInstallationCurrentEnergyFlow.
+         */
         EnergyFlowResponse: {
-            /** @constant */
+            /**
+             * @description Always true on success.
+             * @constant
+             */
             valid: true;
+            /**
+             * Format: int64
+             * @description The installation asked for.
+             */
             installationId: number;
-            /** @description null when no device is online */
+            /** @description The energy flow; null when no device of the installation is online. */
             data: components["schemas"]["EnergyFlowData"] | null;
         };
+        /**
+         * InstallationEnergyFlow
+         * @description The energy flow of one installation of a bulk request.
+         */
+        InstallationEnergyFlow: {
+            /**
+             * Format: int64
+             * @description The installation.
+             */
+            installationId: number;
+            /** @description The energy flow; null when no device of the installation is online. */
+            data: components["schemas"]["EnergyFlowData"] | null;
+        };
+        /**
+         * BulkEnergyFlowResponse
+         * @description The answer of getInstallationsCurrentEnergyFlow.
+         */
         BulkEnergyFlowResponse: {
-            /** @constant */
+            /**
+             * @description Always true on success.
+             * @constant
+             */
             valid: true;
             /** @description the ids the caller may read, ascending */
-            flows: {
-                installationId: number;
-                /** @description null when no device is online */
-                data: components["schemas"]["EnergyFlowData"] | null;
-            }[];
+            flows: components["schemas"]["InstallationEnergyFlow"][];
             /** @description ids that do not exist or are not accessible (one case, on purpose), ascending */
             notFound: number[];
         };
-        GetInstallationsError400: {
-            /** @constant */
+        /**
+         * FlowStreamEnergyFlowEvent
+         * @description An `energyFlow` event: the current flow, first and on every change.
+         */
+        FlowStreamEnergyFlowEvent: {
+            /**
+             * @description The SSE `event:` field.
+             * @constant
+             */
+            event: "energyFlow";
+            /** @description The SSE `id:` field: the ETag getInstallationCurrentEnergyFlow would send; send it back as Last-Event-ID on reconnect. */
+            id: string;
+            /** @description The SSE `data:` field, parsed: the exact body getInstallationCurrentEnergyFlow would serve. */
+            data: components["schemas"]["EnergyFlowResponse"];
+        };
+        /**
+         * FlowStreamRevokedEvent
+         * @description A `revoked` event: the key may no longer read the installation.
+         */
+        FlowStreamRevokedEvent: {
+            /**
+             * @description The SSE `event:` field.
+             * @constant
+             */
+            event: "revoked";
+            /** @description The SSE `data:` field, parsed: the error envelope the single endpoint would now answer. The stream closes after it. */
+            data: components["schemas"]["FlowStreamRevokedError"];
+        };
+        /**
+         * FlowStreamRevokedError
+         * @description The error envelope: check the HTTP status and `error`.
+         */
+        FlowStreamRevokedError: {
+            /**
+             * @description Always false on an error.
+             * @constant
+             */
             valid: false;
-            /** @enum {string} */
+            /**
+             * @description Machine-readable error code: `UNAUTHORIZED` key cannot authenticate or application is disabled; `DOESNT_EXIST` installation does not exist or is inaccessible to the application.
+             * @enum {string}
+             */
+            error: "UNAUTHORIZED" | "DOESNT_EXIST";
+        };
+        /**
+         * GetInstallationsError400
+         * @description The error envelope: check the HTTP status and `error`.
+         */
+        GetInstallationsError400: {
+            /**
+             * @description Always false on an error.
+             * @constant
+             */
+            valid: false;
+            /**
+             * @description Machine-readable error code: `INVALID_PARAMETERS` `installationId` is not a valid integer (decimals are rejected); beyond.md: `installationIds`, or getInstallations' `limit` or `cursor`, is malformed; `BAD_REQUEST` the request could not be read: malformed HTTP or body, invalid percent-encoding, no `Host` (HTTP/1.1), a target naming another host.
+             * @enum {string}
+             */
             error: "INVALID_PARAMETERS" | "BAD_REQUEST";
         };
+        /**
+         * GetInstallationsError401
+         * @description The error envelope: check the HTTP status and `error`.
+         */
         GetInstallationsError401: {
-            /** @constant */
+            /**
+             * @description Always false on an error.
+             * @constant
+             */
             valid: false;
-            /** @enum {string} */
+            /**
+             * @description Machine-readable error code: `UNAUTHORIZED` key cannot authenticate or application is disabled.
+             * @enum {string}
+             */
             error: "UNAUTHORIZED";
         };
+        /**
+         * GetInstallationsError408
+         * @description The error envelope: check the HTTP status and `error`.
+         */
         GetInstallationsError408: {
-            /** @constant */
+            /**
+             * @description Always false on an error.
+             * @constant
+             */
             valid: false;
-            /** @enum {string} */
+            /**
+             * @description Machine-readable error code: `REQUEST_TIMEOUT` request not received in time.
+             * @enum {string}
+             */
             error: "REQUEST_TIMEOUT";
         };
+        /**
+         * GetInstallationsError413
+         * @description The error envelope: check the HTTP status and `error`.
+         */
         GetInstallationsError413: {
-            /** @constant */
+            /**
+             * @description Always false on an error.
+             * @constant
+             */
             valid: false;
-            /** @enum {string} */
+            /**
+             * @description Machine-readable error code: `PAYLOAD_TOO_LARGE` request body over the configured limit.
+             * @enum {string}
+             */
             error: "PAYLOAD_TOO_LARGE";
         };
+        /**
+         * GetInstallationsError415
+         * @description The error envelope: check the HTTP status and `error`.
+         */
         GetInstallationsError415: {
-            /** @constant */
+            /**
+             * @description Always false on an error.
+             * @constant
+             */
             valid: false;
-            /** @enum {string} */
+            /**
+             * @description Machine-readable error code: `UNSUPPORTED_MEDIA_TYPE` POST body is not form-urlencoded.
+             * @enum {string}
+             */
             error: "UNSUPPORTED_MEDIA_TYPE";
         };
+        /**
+         * GetInstallationsError417
+         * @description The error envelope: check the HTTP status and `error`.
+         */
         GetInstallationsError417: {
-            /** @constant */
+            /**
+             * @description Always false on an error.
+             * @constant
+             */
             valid: false;
-            /** @enum {string} */
+            /**
+             * @description Machine-readable error code: `EXPECTATION_FAILED` `Expect` other than `100-continue`.
+             * @enum {string}
+             */
             error: "EXPECTATION_FAILED";
         };
+        /**
+         * GetInstallationsError429
+         * @description The error envelope: check the HTTP status and `error`.
+         */
         GetInstallationsError429: {
-            /** @constant */
+            /**
+             * @description Always false on an error.
+             * @constant
+             */
             valid: false;
-            /** @enum {string} */
+            /**
+             * @description Machine-readable error code: `RATE_LIMITED` the application's request budget for the window is spent (only when quotas are on); on the stream path, the key, its application or the client holds as many open streams as it may; `TOO_MANY_CONNECTIONS` the client (address) holds as many connections as it may (`API_MAX_CONNECTIONS_PER_CLIENT`), or the most while the server is full; with `Retry-After`.
+             * @enum {string}
+             */
             error: "RATE_LIMITED" | "TOO_MANY_CONNECTIONS";
         };
+        /**
+         * GetInstallationsError431
+         * @description The error envelope: check the HTTP status and `error`.
+         */
         GetInstallationsError431: {
-            /** @constant */
+            /**
+             * @description Always false on an error.
+             * @constant
+             */
             valid: false;
-            /** @enum {string} */
+            /**
+             * @description Machine-readable error code: `HEADERS_TOO_LARGE` request headers over the configured size.
+             * @enum {string}
+             */
             error: "HEADERS_TOO_LARGE";
         };
+        /**
+         * GetInstallationsError500
+         * @description The error envelope: check the HTTP status and `error`.
+         */
         GetInstallationsError500: {
-            /** @constant */
+            /**
+             * @description Always false on an error.
+             * @constant
+             */
             valid: false;
-            /** @enum {string} */
+            /**
+             * @description Machine-readable error code: `DATABASE_ERROR` the installation list could not be retrieved (getInstallations); `INTERNAL_ERROR` server-side failure (all three endpoints).
+             * @enum {string}
+             */
             error: "DATABASE_ERROR" | "INTERNAL_ERROR";
         };
+        /**
+         * GetInstallationsError503
+         * @description The error envelope: check the HTTP status and `error`.
+         */
         GetInstallationsError503: {
-            /** @constant */
+            /**
+             * @description Always false on an error.
+             * @constant
+             */
             valid: false;
-            /** @enum {string} */
+            /**
+             * @description Machine-readable error code: `SERVER_BUSY` the server holds `API_MAX_CONNECTIONS` connections and none could be reclaimed for this one; with `Retry-After`.
+             * @enum {string}
+             */
             error: "SERVER_BUSY";
         };
+        /**
+         * GetInstallationDevicesError400
+         * @description The error envelope: check the HTTP status and `error`.
+         */
         GetInstallationDevicesError400: {
-            /** @constant */
+            /**
+             * @description Always false on an error.
+             * @constant
+             */
             valid: false;
-            /** @enum {string} */
+            /**
+             * @description Machine-readable error code: `MISSING_PARAMETERS` `installationId` is missing; `INVALID_PARAMETERS` `installationId` is not a valid integer (decimals are rejected); beyond.md: `installationIds`, or getInstallations' `limit` or `cursor`, is malformed; `BAD_REQUEST` the request could not be read: malformed HTTP or body, invalid percent-encoding, no `Host` (HTTP/1.1), a target naming another host.
+             * @enum {string}
+             */
             error: "MISSING_PARAMETERS" | "INVALID_PARAMETERS" | "BAD_REQUEST";
         };
+        /**
+         * GetInstallationDevicesError401
+         * @description The error envelope: check the HTTP status and `error`.
+         */
         GetInstallationDevicesError401: {
-            /** @constant */
+            /**
+             * @description Always false on an error.
+             * @constant
+             */
             valid: false;
-            /** @enum {string} */
+            /**
+             * @description Machine-readable error code: `UNAUTHORIZED` key cannot authenticate or application is disabled.
+             * @enum {string}
+             */
             error: "UNAUTHORIZED";
         };
+        /**
+         * GetInstallationDevicesError404
+         * @description The error envelope: check the HTTP status and `error`.
+         */
         GetInstallationDevicesError404: {
-            /** @constant */
+            /**
+             * @description Always false on an error.
+             * @constant
+             */
             valid: false;
-            /** @enum {string} */
+            /**
+             * @description Machine-readable error code: `DOESNT_EXIST` installation does not exist or is inaccessible to the application.
+             * @enum {string}
+             */
             error: "DOESNT_EXIST";
         };
+        /**
+         * GetInstallationDevicesError408
+         * @description The error envelope: check the HTTP status and `error`.
+         */
         GetInstallationDevicesError408: {
-            /** @constant */
+            /**
+             * @description Always false on an error.
+             * @constant
+             */
             valid: false;
-            /** @enum {string} */
+            /**
+             * @description Machine-readable error code: `REQUEST_TIMEOUT` request not received in time.
+             * @enum {string}
+             */
             error: "REQUEST_TIMEOUT";
         };
+        /**
+         * GetInstallationDevicesError413
+         * @description The error envelope: check the HTTP status and `error`.
+         */
         GetInstallationDevicesError413: {
-            /** @constant */
+            /**
+             * @description Always false on an error.
+             * @constant
+             */
             valid: false;
-            /** @enum {string} */
+            /**
+             * @description Machine-readable error code: `PAYLOAD_TOO_LARGE` request body over the configured limit.
+             * @enum {string}
+             */
             error: "PAYLOAD_TOO_LARGE";
         };
+        /**
+         * GetInstallationDevicesError415
+         * @description The error envelope: check the HTTP status and `error`.
+         */
         GetInstallationDevicesError415: {
-            /** @constant */
+            /**
+             * @description Always false on an error.
+             * @constant
+             */
             valid: false;
-            /** @enum {string} */
+            /**
+             * @description Machine-readable error code: `UNSUPPORTED_MEDIA_TYPE` POST body is not form-urlencoded.
+             * @enum {string}
+             */
             error: "UNSUPPORTED_MEDIA_TYPE";
         };
+        /**
+         * GetInstallationDevicesError417
+         * @description The error envelope: check the HTTP status and `error`.
+         */
         GetInstallationDevicesError417: {
-            /** @constant */
+            /**
+             * @description Always false on an error.
+             * @constant
+             */
             valid: false;
-            /** @enum {string} */
+            /**
+             * @description Machine-readable error code: `EXPECTATION_FAILED` `Expect` other than `100-continue`.
+             * @enum {string}
+             */
             error: "EXPECTATION_FAILED";
         };
+        /**
+         * GetInstallationDevicesError429
+         * @description The error envelope: check the HTTP status and `error`.
+         */
         GetInstallationDevicesError429: {
-            /** @constant */
+            /**
+             * @description Always false on an error.
+             * @constant
+             */
             valid: false;
-            /** @enum {string} */
+            /**
+             * @description Machine-readable error code: `RATE_LIMITED` the application's request budget for the window is spent (only when quotas are on); on the stream path, the key, its application or the client holds as many open streams as it may; `TOO_MANY_CONNECTIONS` the client (address) holds as many connections as it may (`API_MAX_CONNECTIONS_PER_CLIENT`), or the most while the server is full; with `Retry-After`.
+             * @enum {string}
+             */
             error: "RATE_LIMITED" | "TOO_MANY_CONNECTIONS";
         };
+        /**
+         * GetInstallationDevicesError431
+         * @description The error envelope: check the HTTP status and `error`.
+         */
         GetInstallationDevicesError431: {
-            /** @constant */
+            /**
+             * @description Always false on an error.
+             * @constant
+             */
             valid: false;
-            /** @enum {string} */
+            /**
+             * @description Machine-readable error code: `HEADERS_TOO_LARGE` request headers over the configured size.
+             * @enum {string}
+             */
             error: "HEADERS_TOO_LARGE";
         };
+        /**
+         * GetInstallationDevicesError500
+         * @description The error envelope: check the HTTP status and `error`.
+         */
         GetInstallationDevicesError500: {
-            /** @constant */
+            /**
+             * @description Always false on an error.
+             * @constant
+             */
             valid: false;
-            /** @enum {string} */
+            /**
+             * @description Machine-readable error code: `INTERNAL_ERROR` server-side failure (all three endpoints).
+             * @enum {string}
+             */
             error: "INTERNAL_ERROR";
         };
+        /**
+         * GetInstallationDevicesError503
+         * @description The error envelope: check the HTTP status and `error`.
+         */
         GetInstallationDevicesError503: {
-            /** @constant */
+            /**
+             * @description Always false on an error.
+             * @constant
+             */
             valid: false;
-            /** @enum {string} */
+            /**
+             * @description Machine-readable error code: `SERVER_BUSY` the server holds `API_MAX_CONNECTIONS` connections and none could be reclaimed for this one; with `Retry-After`.
+             * @enum {string}
+             */
             error: "SERVER_BUSY";
         };
+        /**
+         * GetInstallationCurrentEnergyFlowError400
+         * @description The error envelope: check the HTTP status and `error`.
+         */
         GetInstallationCurrentEnergyFlowError400: {
-            /** @constant */
+            /**
+             * @description Always false on an error.
+             * @constant
+             */
             valid: false;
-            /** @enum {string} */
+            /**
+             * @description Machine-readable error code: `MISSING_PARAMETERS` `installationId` is missing; `INVALID_PARAMETERS` `installationId` is not a valid integer (decimals are rejected); beyond.md: `installationIds`, or getInstallations' `limit` or `cursor`, is malformed; `BAD_REQUEST` the request could not be read: malformed HTTP or body, invalid percent-encoding, no `Host` (HTTP/1.1), a target naming another host.
+             * @enum {string}
+             */
             error: "MISSING_PARAMETERS" | "INVALID_PARAMETERS" | "BAD_REQUEST";
         };
+        /**
+         * GetInstallationCurrentEnergyFlowError401
+         * @description The error envelope: check the HTTP status and `error`.
+         */
         GetInstallationCurrentEnergyFlowError401: {
-            /** @constant */
+            /**
+             * @description Always false on an error.
+             * @constant
+             */
             valid: false;
-            /** @enum {string} */
+            /**
+             * @description Machine-readable error code: `UNAUTHORIZED` key cannot authenticate or application is disabled.
+             * @enum {string}
+             */
             error: "UNAUTHORIZED";
         };
+        /**
+         * GetInstallationCurrentEnergyFlowError404
+         * @description The error envelope: check the HTTP status and `error`.
+         */
         GetInstallationCurrentEnergyFlowError404: {
-            /** @constant */
+            /**
+             * @description Always false on an error.
+             * @constant
+             */
             valid: false;
-            /** @enum {string} */
+            /**
+             * @description Machine-readable error code: `DOESNT_EXIST` installation does not exist or is inaccessible to the application.
+             * @enum {string}
+             */
             error: "DOESNT_EXIST";
         };
+        /**
+         * GetInstallationCurrentEnergyFlowError408
+         * @description The error envelope: check the HTTP status and `error`.
+         */
         GetInstallationCurrentEnergyFlowError408: {
-            /** @constant */
+            /**
+             * @description Always false on an error.
+             * @constant
+             */
             valid: false;
-            /** @enum {string} */
+            /**
+             * @description Machine-readable error code: `REQUEST_TIMEOUT` request not received in time.
+             * @enum {string}
+             */
             error: "REQUEST_TIMEOUT";
         };
+        /**
+         * GetInstallationCurrentEnergyFlowError413
+         * @description The error envelope: check the HTTP status and `error`.
+         */
         GetInstallationCurrentEnergyFlowError413: {
-            /** @constant */
+            /**
+             * @description Always false on an error.
+             * @constant
+             */
             valid: false;
-            /** @enum {string} */
+            /**
+             * @description Machine-readable error code: `PAYLOAD_TOO_LARGE` request body over the configured limit.
+             * @enum {string}
+             */
             error: "PAYLOAD_TOO_LARGE";
         };
+        /**
+         * GetInstallationCurrentEnergyFlowError415
+         * @description The error envelope: check the HTTP status and `error`.
+         */
         GetInstallationCurrentEnergyFlowError415: {
-            /** @constant */
+            /**
+             * @description Always false on an error.
+             * @constant
+             */
             valid: false;
-            /** @enum {string} */
+            /**
+             * @description Machine-readable error code: `UNSUPPORTED_MEDIA_TYPE` POST body is not form-urlencoded.
+             * @enum {string}
+             */
             error: "UNSUPPORTED_MEDIA_TYPE";
         };
+        /**
+         * GetInstallationCurrentEnergyFlowError417
+         * @description The error envelope: check the HTTP status and `error`.
+         */
         GetInstallationCurrentEnergyFlowError417: {
-            /** @constant */
+            /**
+             * @description Always false on an error.
+             * @constant
+             */
             valid: false;
-            /** @enum {string} */
+            /**
+             * @description Machine-readable error code: `EXPECTATION_FAILED` `Expect` other than `100-continue`.
+             * @enum {string}
+             */
             error: "EXPECTATION_FAILED";
         };
+        /**
+         * GetInstallationCurrentEnergyFlowError429
+         * @description The error envelope: check the HTTP status and `error`.
+         */
         GetInstallationCurrentEnergyFlowError429: {
-            /** @constant */
+            /**
+             * @description Always false on an error.
+             * @constant
+             */
             valid: false;
-            /** @enum {string} */
+            /**
+             * @description Machine-readable error code: `RATE_LIMITED` the application's request budget for the window is spent (only when quotas are on); on the stream path, the key, its application or the client holds as many open streams as it may; `TOO_MANY_CONNECTIONS` the client (address) holds as many connections as it may (`API_MAX_CONNECTIONS_PER_CLIENT`), or the most while the server is full; with `Retry-After`.
+             * @enum {string}
+             */
             error: "RATE_LIMITED" | "TOO_MANY_CONNECTIONS";
         };
+        /**
+         * GetInstallationCurrentEnergyFlowError431
+         * @description The error envelope: check the HTTP status and `error`.
+         */
         GetInstallationCurrentEnergyFlowError431: {
-            /** @constant */
+            /**
+             * @description Always false on an error.
+             * @constant
+             */
             valid: false;
-            /** @enum {string} */
+            /**
+             * @description Machine-readable error code: `HEADERS_TOO_LARGE` request headers over the configured size.
+             * @enum {string}
+             */
             error: "HEADERS_TOO_LARGE";
         };
+        /**
+         * GetInstallationCurrentEnergyFlowError500
+         * @description The error envelope: check the HTTP status and `error`.
+         */
         GetInstallationCurrentEnergyFlowError500: {
-            /** @constant */
+            /**
+             * @description Always false on an error.
+             * @constant
+             */
             valid: false;
-            /** @enum {string} */
+            /**
+             * @description Machine-readable error code: `INTERNAL_ERROR` server-side failure (all three endpoints).
+             * @enum {string}
+             */
             error: "INTERNAL_ERROR";
         };
+        /**
+         * GetInstallationCurrentEnergyFlowError503
+         * @description The error envelope: check the HTTP status and `error`.
+         */
         GetInstallationCurrentEnergyFlowError503: {
-            /** @constant */
+            /**
+             * @description Always false on an error.
+             * @constant
+             */
             valid: false;
-            /** @enum {string} */
+            /**
+             * @description Machine-readable error code: `SERVER_BUSY` the server holds `API_MAX_CONNECTIONS` connections and none could be reclaimed for this one; with `Retry-After`.
+             * @enum {string}
+             */
             error: "SERVER_BUSY";
         };
+        /**
+         * GetInstallationsCurrentEnergyFlowError400
+         * @description The error envelope: check the HTTP status and `error`.
+         */
         GetInstallationsCurrentEnergyFlowError400: {
-            /** @constant */
+            /**
+             * @description Always false on an error.
+             * @constant
+             */
             valid: false;
-            /** @enum {string} */
+            /**
+             * @description Machine-readable error code: `MISSING_PARAMETERS` `installationId` is missing; `INVALID_PARAMETERS` `installationId` is not a valid integer (decimals are rejected); beyond.md: `installationIds`, or getInstallations' `limit` or `cursor`, is malformed; `BAD_REQUEST` the request could not be read: malformed HTTP or body, invalid percent-encoding, no `Host` (HTTP/1.1), a target naming another host.
+             * @enum {string}
+             */
             error: "MISSING_PARAMETERS" | "INVALID_PARAMETERS" | "BAD_REQUEST";
         };
+        /**
+         * GetInstallationsCurrentEnergyFlowError401
+         * @description The error envelope: check the HTTP status and `error`.
+         */
         GetInstallationsCurrentEnergyFlowError401: {
-            /** @constant */
+            /**
+             * @description Always false on an error.
+             * @constant
+             */
             valid: false;
-            /** @enum {string} */
+            /**
+             * @description Machine-readable error code: `UNAUTHORIZED` key cannot authenticate or application is disabled.
+             * @enum {string}
+             */
             error: "UNAUTHORIZED";
         };
+        /**
+         * GetInstallationsCurrentEnergyFlowError408
+         * @description The error envelope: check the HTTP status and `error`.
+         */
         GetInstallationsCurrentEnergyFlowError408: {
-            /** @constant */
+            /**
+             * @description Always false on an error.
+             * @constant
+             */
             valid: false;
-            /** @enum {string} */
+            /**
+             * @description Machine-readable error code: `REQUEST_TIMEOUT` request not received in time.
+             * @enum {string}
+             */
             error: "REQUEST_TIMEOUT";
         };
+        /**
+         * GetInstallationsCurrentEnergyFlowError413
+         * @description The error envelope: check the HTTP status and `error`.
+         */
         GetInstallationsCurrentEnergyFlowError413: {
-            /** @constant */
+            /**
+             * @description Always false on an error.
+             * @constant
+             */
             valid: false;
-            /** @enum {string} */
+            /**
+             * @description Machine-readable error code: `PAYLOAD_TOO_LARGE` request body over the configured limit.
+             * @enum {string}
+             */
             error: "PAYLOAD_TOO_LARGE";
         };
+        /**
+         * GetInstallationsCurrentEnergyFlowError415
+         * @description The error envelope: check the HTTP status and `error`.
+         */
         GetInstallationsCurrentEnergyFlowError415: {
-            /** @constant */
+            /**
+             * @description Always false on an error.
+             * @constant
+             */
             valid: false;
-            /** @enum {string} */
+            /**
+             * @description Machine-readable error code: `UNSUPPORTED_MEDIA_TYPE` POST body is not form-urlencoded.
+             * @enum {string}
+             */
             error: "UNSUPPORTED_MEDIA_TYPE";
         };
+        /**
+         * GetInstallationsCurrentEnergyFlowError417
+         * @description The error envelope: check the HTTP status and `error`.
+         */
         GetInstallationsCurrentEnergyFlowError417: {
-            /** @constant */
+            /**
+             * @description Always false on an error.
+             * @constant
+             */
             valid: false;
-            /** @enum {string} */
+            /**
+             * @description Machine-readable error code: `EXPECTATION_FAILED` `Expect` other than `100-continue`.
+             * @enum {string}
+             */
             error: "EXPECTATION_FAILED";
         };
+        /**
+         * GetInstallationsCurrentEnergyFlowError429
+         * @description The error envelope: check the HTTP status and `error`.
+         */
         GetInstallationsCurrentEnergyFlowError429: {
-            /** @constant */
+            /**
+             * @description Always false on an error.
+             * @constant
+             */
             valid: false;
-            /** @enum {string} */
+            /**
+             * @description Machine-readable error code: `RATE_LIMITED` the application's request budget for the window is spent (only when quotas are on); on the stream path, the key, its application or the client holds as many open streams as it may; `TOO_MANY_CONNECTIONS` the client (address) holds as many connections as it may (`API_MAX_CONNECTIONS_PER_CLIENT`), or the most while the server is full; with `Retry-After`.
+             * @enum {string}
+             */
             error: "RATE_LIMITED" | "TOO_MANY_CONNECTIONS";
         };
+        /**
+         * GetInstallationsCurrentEnergyFlowError431
+         * @description The error envelope: check the HTTP status and `error`.
+         */
         GetInstallationsCurrentEnergyFlowError431: {
-            /** @constant */
+            /**
+             * @description Always false on an error.
+             * @constant
+             */
             valid: false;
-            /** @enum {string} */
+            /**
+             * @description Machine-readable error code: `HEADERS_TOO_LARGE` request headers over the configured size.
+             * @enum {string}
+             */
             error: "HEADERS_TOO_LARGE";
         };
+        /**
+         * GetInstallationsCurrentEnergyFlowError500
+         * @description The error envelope: check the HTTP status and `error`.
+         */
         GetInstallationsCurrentEnergyFlowError500: {
-            /** @constant */
+            /**
+             * @description Always false on an error.
+             * @constant
+             */
             valid: false;
-            /** @enum {string} */
+            /**
+             * @description Machine-readable error code: `INTERNAL_ERROR` server-side failure (all three endpoints).
+             * @enum {string}
+             */
             error: "INTERNAL_ERROR";
         };
+        /**
+         * GetInstallationsCurrentEnergyFlowError503
+         * @description The error envelope: check the HTTP status and `error`.
+         */
         GetInstallationsCurrentEnergyFlowError503: {
-            /** @constant */
+            /**
+             * @description Always false on an error.
+             * @constant
+             */
             valid: false;
-            /** @enum {string} */
+            /**
+             * @description Machine-readable error code: `SERVER_BUSY` the server holds `API_MAX_CONNECTIONS` connections and none could be reclaimed for this one; with `Retry-After`.
+             * @enum {string}
+             */
             error: "SERVER_BUSY";
         };
+        /**
+         * FlowStreamError400
+         * @description The error envelope: check the HTTP status and `error`.
+         */
         FlowStreamError400: {
-            /** @constant */
+            /**
+             * @description Always false on an error.
+             * @constant
+             */
             valid: false;
-            /** @enum {string} */
+            /**
+             * @description Machine-readable error code: `MISSING_PARAMETERS` `installationId` is missing; `INVALID_PARAMETERS` `installationId` is not a valid integer (decimals are rejected); beyond.md: `installationIds`, or getInstallations' `limit` or `cursor`, is malformed; `BAD_REQUEST` the request could not be read: malformed HTTP or body, invalid percent-encoding, no `Host` (HTTP/1.1), a target naming another host.
+             * @enum {string}
+             */
             error: "MISSING_PARAMETERS" | "INVALID_PARAMETERS" | "BAD_REQUEST";
         };
+        /**
+         * FlowStreamError401
+         * @description The error envelope: check the HTTP status and `error`.
+         */
         FlowStreamError401: {
-            /** @constant */
+            /**
+             * @description Always false on an error.
+             * @constant
+             */
             valid: false;
-            /** @enum {string} */
+            /**
+             * @description Machine-readable error code: `UNAUTHORIZED` key cannot authenticate or application is disabled.
+             * @enum {string}
+             */
             error: "UNAUTHORIZED";
         };
+        /**
+         * FlowStreamError404
+         * @description The error envelope: check the HTTP status and `error`.
+         */
         FlowStreamError404: {
-            /** @constant */
+            /**
+             * @description Always false on an error.
+             * @constant
+             */
             valid: false;
-            /** @enum {string} */
+            /**
+             * @description Machine-readable error code: `DOESNT_EXIST` installation does not exist or is inaccessible to the application.
+             * @enum {string}
+             */
             error: "DOESNT_EXIST";
         };
+        /**
+         * FlowStreamError408
+         * @description The error envelope: check the HTTP status and `error`.
+         */
         FlowStreamError408: {
-            /** @constant */
+            /**
+             * @description Always false on an error.
+             * @constant
+             */
             valid: false;
-            /** @enum {string} */
+            /**
+             * @description Machine-readable error code: `REQUEST_TIMEOUT` request not received in time.
+             * @enum {string}
+             */
             error: "REQUEST_TIMEOUT";
         };
+        /**
+         * FlowStreamError417
+         * @description The error envelope: check the HTTP status and `error`.
+         */
         FlowStreamError417: {
-            /** @constant */
+            /**
+             * @description Always false on an error.
+             * @constant
+             */
             valid: false;
-            /** @enum {string} */
+            /**
+             * @description Machine-readable error code: `EXPECTATION_FAILED` `Expect` other than `100-continue`.
+             * @enum {string}
+             */
             error: "EXPECTATION_FAILED";
         };
+        /**
+         * FlowStreamError429
+         * @description The error envelope: check the HTTP status and `error`.
+         */
         FlowStreamError429: {
-            /** @constant */
+            /**
+             * @description Always false on an error.
+             * @constant
+             */
             valid: false;
-            /** @enum {string} */
+            /**
+             * @description Machine-readable error code: `RATE_LIMITED` the application's request budget for the window is spent (only when quotas are on); on the stream path, the key, its application or the client holds as many open streams as it may; `TOO_MANY_CONNECTIONS` the client (address) holds as many connections as it may (`API_MAX_CONNECTIONS_PER_CLIENT`), or the most while the server is full; with `Retry-After`.
+             * @enum {string}
+             */
             error: "RATE_LIMITED" | "TOO_MANY_CONNECTIONS";
         };
+        /**
+         * FlowStreamError431
+         * @description The error envelope: check the HTTP status and `error`.
+         */
         FlowStreamError431: {
-            /** @constant */
+            /**
+             * @description Always false on an error.
+             * @constant
+             */
             valid: false;
-            /** @enum {string} */
+            /**
+             * @description Machine-readable error code: `HEADERS_TOO_LARGE` request headers over the configured size.
+             * @enum {string}
+             */
             error: "HEADERS_TOO_LARGE";
         };
+        /**
+         * FlowStreamError500
+         * @description The error envelope: check the HTTP status and `error`.
+         */
         FlowStreamError500: {
-            /** @constant */
+            /**
+             * @description Always false on an error.
+             * @constant
+             */
             valid: false;
-            /** @enum {string} */
+            /**
+             * @description Machine-readable error code: `INTERNAL_ERROR` server-side failure (all three endpoints).
+             * @enum {string}
+             */
             error: "INTERNAL_ERROR";
         };
+        /**
+         * FlowStreamError503
+         * @description The error envelope: check the HTTP status and `error`.
+         */
         FlowStreamError503: {
-            /** @constant */
+            /**
+             * @description Always false on an error.
+             * @constant
+             */
             valid: false;
-            /** @enum {string} */
+            /**
+             * @description Machine-readable error code: `TOO_MANY_STREAMS` this API process holds as many open streams as it is configured for, or is shutting down, or (through the playground proxy) the proxy relays as many as it may; retry later or elsewhere (streams only); `SERVER_BUSY` the server holds `API_MAX_CONNECTIONS` connections and none could be reclaimed for this one; with `Retry-After`.
+             * @enum {string}
+             */
             error: "TOO_MANY_STREAMS" | "SERVER_BUSY";
         };
     };
@@ -1226,7 +2249,10 @@ export interface operations {
         requestBody: {
             content: {
                 "application/x-www-form-urlencoded": {
-                    /** @description Integer: optional minus sign and decimal digits only, within the safe integer range. `12.0`, `1e3`, `0x1A`, ` 12`, `12abc`, an empty or repeated value: INVALID_PARAMETERS. */
+                    /**
+                     * Format: int64
+                     * @description Integer: optional minus sign and decimal digits only, within the safe integer range. `12.0`, `1e3`, `0x1A`, ` 12`, `12abc`, an empty or repeated value: INVALID_PARAMETERS.
+                     */
                     installationId: number;
                 };
             };
@@ -1598,7 +2624,10 @@ export interface operations {
         requestBody: {
             content: {
                 "application/x-www-form-urlencoded": {
-                    /** @description Integer: optional minus sign and decimal digits only, within the safe integer range. `12.0`, `1e3`, `0x1A`, ` 12`, `12abc`, an empty or repeated value: INVALID_PARAMETERS. */
+                    /**
+                     * Format: int64
+                     * @description Integer: optional minus sign and decimal digits only, within the safe integer range. `12.0`, `1e3`, `0x1A`, ` 12`, `12abc`, an empty or repeated value: INVALID_PARAMETERS.
+                     */
                     installationId: number;
                 };
             };
@@ -2185,7 +3214,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Server-Sent Events. First the current flow (unless `Last-Event-ID` is its ETag), then one event per change of it, by a write or by time alone: `event: energyFlow`, `id:` the ETag getInstallationCurrentEnergyFlow would send, `data:` the exact body it would serve. A comment line at least every 15 s. When the key may no longer read the installation: `event: revoked` with the error envelope the single endpoint would answer, then the stream closes (within 1 s). */
+            /** @description Server-Sent Events. First the current flow (unless `Last-Event-ID` is its ETag), then one event per change of it, by a write or by time alone: `event: energyFlow`, `id:` the ETag getInstallationCurrentEnergyFlow would send, `data:` the exact body it would serve. A comment line at least every 15 s. When the key may no longer read the installation: `event: revoked` with the error envelope the single endpoint would answer, then the stream closes (within 1 s). Parsed, each event is a FlowStreamEnergyFlowEvent or a FlowStreamRevokedEvent (components.schemas). */
             200: {
                 headers: {
                     "Cache-Control": components["headers"]["Cache-Control"];
@@ -2294,7 +3323,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Server-Sent Events. First the current flow (unless `Last-Event-ID` is its ETag), then one event per change of it, by a write or by time alone: `event: energyFlow`, `id:` the ETag getInstallationCurrentEnergyFlow would send, `data:` the exact body it would serve. A comment line at least every 15 s. When the key may no longer read the installation: `event: revoked` with the error envelope the single endpoint would answer, then the stream closes (within 1 s). */
+            /** @description Server-Sent Events. First the current flow (unless `Last-Event-ID` is its ETag), then one event per change of it, by a write or by time alone: `event: energyFlow`, `id:` the ETag getInstallationCurrentEnergyFlow would send, `data:` the exact body it would serve. A comment line at least every 15 s. When the key may no longer read the installation: `event: revoked` with the error envelope the single endpoint would answer, then the stream closes (within 1 s). Parsed, each event is a FlowStreamEnergyFlowEvent or a FlowStreamRevokedEvent (components.schemas). */
             200: {
                 headers: {
                     [name: string]: unknown;

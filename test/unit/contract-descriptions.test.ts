@@ -1,0 +1,101 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { propertiesOf, typesOf, undescribed } from '../support/schema-walk.js';
+
+// issue 54: the committed contracts carry the domain. Every property of every public shape has a
+// description (unit, sign, range, what null means: src/domain/device-field-meanings.ts and the
+// zod schemas), every id is typed for generators as 64-bit, every schema is named. That each
+// committed file is what the code generates is asserted beside each generator
+// (api-openapi, asyncapi-document, event-json-schema tests).
+
+// biome-ignore lint/suspicious/noExplicitAny: walking JSON documents
+type Doc = Record<string, any>;
+const read = (path: string): Doc =>
+  JSON.parse(readFileSync(new URL(`../../${path}`, import.meta.url), 'utf8'));
+const openapi = read('docs/openapi.json');
+const asyncapi = read('docs/asyncapi.json');
+const schemaFiles = readdirSync(new URL('../../docs/schemas/', import.meta.url)).map(
+  (f) => `docs/schemas/${f}`,
+);
+const documents: Record<string, Doc> = {
+  'docs/openapi.json': openapi,
+  'docs/asyncapi.json': asyncapi,
+  ...Object.fromEntries(schemaFiles.map((f) => [f, read(f)])),
+};
+
+const isId = (name: string) => name === 'id' || /[a-z]Id$/.test(name);
+
+describe('the contracts carry the domain', () => {
+  it('describe every property of every schema, in every document', () => {
+    for (const [file, doc] of Object.entries(documents)) {
+      expect(propertiesOf(doc).length, file).toBeGreaterThan(10);
+      expect(undescribed(doc), file).toEqual([]);
+    }
+  });
+
+  it('give every integer id format int64 and the bounds of the safe range', () => {
+    for (const [file, doc] of Object.entries(documents)) {
+      for (const { path, name, schema } of propertiesOf(doc)) {
+        if (!isId(name) || !typesOf(schema).includes('integer')) continue;
+        expect(schema.format, `${file} ${path}`).toBe('int64');
+        expect(schema.maximum, `${file} ${path}`).toBe(Number.MAX_SAFE_INTEGER);
+      }
+    }
+  });
+
+  it('bound every string a producer sends (docs/events.md Limits)', () => {
+    for (const file of ['docs/asyncapi.json', ...schemaFiles]) {
+      const doc = documents[file] as Doc;
+      // AsyncAPI: the payloads (components), not the headers the dead-letter tool sets.
+      const strings = propertiesOf(doc.components?.schemas ?? doc).flatMap(({ path, schema }) =>
+        [schema, ...((schema.anyOf as Doc[] | undefined) ?? [])]
+          .filter((s) => typesOf(s).includes('string') && !s.anyOf && !s.enum && !s.const)
+          .map((s) => ({ path, schema: s })),
+      );
+      for (const { path, schema } of strings) {
+        // Date-times and hashes are bounded by their pattern.
+        if (schema.pattern) continue;
+        expect(
+          typeof schema.maxLength === 'number' && schema.maxLength > 0,
+          `${file} ${path}`,
+        ).toBe(true);
+      }
+    }
+  });
+
+  it('state the ranges read-api.md gives: soe, soh, minSoe, maxSoe 0-100 as served', () => {
+    const battery = openapi.components.schemas.Battery.properties;
+    for (const name of ['soe', 'soh', 'minSoe', 'maxSoe']) {
+      expect([battery[name].minimum, battery[name].maximum], name).toEqual([0, 100]);
+    }
+    const flow = openapi.components.schemas.EnergyFlowData.properties;
+    expect([flow.batterySoe.minimum, flow.batterySoe.maximum]).toEqual([0, 100]);
+  });
+
+  it('name every schema: titled components, no inline object inside another', () => {
+    for (const file of ['docs/openapi.json', 'docs/asyncapi.json']) {
+      const schemas = documents[file]?.components.schemas as Record<string, Doc>;
+      for (const [id, schema] of Object.entries(schemas)) {
+        expect(schema.title, `${file} ${id}`).toBe(id);
+        expect(typeof schema.description === 'string' || schema.type === 'string', id).toBe(true);
+        // A nested object or enum is a $ref to a component of its own, never inline.
+        for (const { path, schema: p } of propertiesOf(schema)) {
+          const branches: Doc[] = [p, ...((p.anyOf as Doc[] | undefined) ?? []), p.items ?? {}];
+          for (const b of branches) {
+            expect(b.properties === undefined, `${file} ${id}${path}: inline object`).toBe(true);
+          }
+        }
+      }
+    }
+  });
+
+  it('describe every operation of the OpenAPI document', () => {
+    for (const [path, item] of Object.entries(openapi.paths as Record<string, Doc>)) {
+      for (const [method, op] of Object.entries(item)) {
+        expect(op.description, `${method} ${path}`).toMatch(/\w/);
+        for (const p of op.parameters ?? [])
+          expect(p.description, `${path} ${p.name}`).toMatch(/\w/);
+      }
+    }
+  });
+});
