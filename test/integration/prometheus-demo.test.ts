@@ -1,7 +1,11 @@
 import { readFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { waitFor } from '../support/stack.js';
+import { testApi } from '../support-api/api-harness.js';
+import { device, installation, newApiKey } from '../support-api/fixtures.js';
+import { openSse } from '../support-api/sse-client.js';
 import {
   type DemoPrometheus,
   type ObservedSystem,
@@ -12,7 +16,8 @@ import { type Harness, iso } from './support/consumer-harness.js';
 // The demo's Prometheus scrapes a real API and consumer process on real Kafka and Redis: every
 // target up, every rule of ops/prometheus/ loaded and evaluating without error, the series
 // the alerts rest on present with the values of a healthy system, and the dashboard it serves
-// (ops/prometheus/consoles/read-model.html) rendering them.
+// (ops/prometheus/consoles/read-model.html) rendering them; a stream opened on the API charted
+// through the stream rules; a second API replica scraped once it is listed, without a restart.
 
 interface Rule {
   name: string;
@@ -32,9 +37,18 @@ const ruleNames = ['recording', 'alerts'].flatMap((file) =>
   ),
 );
 
+/** A Grafana query with its variables at "All": matchers on `$job`, `$instance`, ... dropped. */
+const atAll = (expr: string) =>
+  expr.replace(/\{([^}]*)\}/g, (_all, inner: string) => {
+    const kept = inner.split(',').filter((m) => !/^\s*\w+=~"\$\w+"\s*$/.test(m));
+    return kept.length > 0 ? `{${kept.join(',')}}` : '';
+  });
+
 const dashboardQueries: string[] = JSON.parse(
   readFileSync(new URL('../../ops/grafana/read-model.json', import.meta.url), 'utf8'),
-).panels.flatMap((p: { targets?: { expr: string }[] }) => (p.targets ?? []).map((t) => t.expr));
+).panels.flatMap((p: { targets?: { expr: string }[] }) =>
+  (p.targets ?? []).map((t) => atAll(t.expr)),
+);
 
 const consoleTemplate = readFileSync(
   new URL('../../ops/prometheus/consoles/read-model.html', import.meta.url),
@@ -108,7 +122,67 @@ describe("the demo's Prometheus", () => {
     }
   });
 
-  it('serves the dashboard: its three sections, with the scraped processes in its tables', async () => {
+  it('charts a stream: open per process, then closed by its client; every limit and reason at 0 before', async () => {
+    const { api } = system;
+    const ID = 4343;
+    const key = newApiKey();
+    await api.seed.installation(installation(ID));
+    await api.seed.liveKey(key, { app: 43, installations: [installation(ID)] });
+    const observedAt = Date.now() + 60_000;
+    await api.seed.devices(
+      ID,
+      [{ category: 'battery', record: device('battery', ID, ID, observedAt, { soe: 40 }) }],
+      Date.now(),
+      120,
+    );
+    const apiPort = (api.app.server.address() as AddressInfo).port;
+    /** The series of `expr` by the value of `label`. */
+    const values = async (expr: string, label: string) =>
+      Object.fromEntries(
+        (await query(expr)).result.map((s) => [s.metric[label] ?? '', Number(s.value[1])]),
+      );
+    const limits = await waitFor('every refusal limit recorded', async () => {
+      const v = await values('limit:api_stream_refusals:rate2m', 'limit');
+      return Object.keys(v).length === 5 ? v : undefined;
+    });
+    expect(limits).toEqual({
+      'streams-per-key': 0,
+      'streams-per-application': 0,
+      'streams-per-client': 0,
+      'streams-max': 0,
+      'playground-proxy': 0,
+    });
+    const stream = await openSse(
+      `http://127.0.0.1:${apiPort}${api.config.api.basePath}/streams/installationCurrentEnergyFlow?installationId=${ID}`,
+      { 'api-key': key },
+    );
+    expect(stream.status).toBe(200);
+    const instance = `127.0.0.1:${apiPort}`;
+    await waitFor('the open stream recorded', async () =>
+      (await values('instance:api_streams_open:sum{job="api"}', 'instance'))[instance] === 1
+        ? true
+        : undefined,
+    );
+    expect(
+      (await values('instance:api_streams_open:ratio_max{job="api"}', 'instance'))[instance],
+    ).toBe(1 / 2048);
+    stream.close();
+    const closes = await waitFor('the close recorded by reason', async () => {
+      const v = await values('reason:api_stream_closes:rate2m', 'reason');
+      return (v.client ?? 0) > 0 ? v : undefined;
+    });
+    expect(Object.keys(closes).sort()).toEqual([
+      'client',
+      'error',
+      'revoked',
+      'shutdown',
+      'slow-reader',
+    ]);
+    expect(closes.revoked).toBe(0);
+    expect((await values('job:api_stream_opens:rate2m', 'job'))['']).toBeGreaterThan(0);
+  });
+
+  it('serves the dashboard: its four sections, with the scraped processes in its tables', async () => {
     await prometheus.targetsUp();
     const page = await waitFor('both processes in the capacity table', async () => {
       const res = await fetch(`${prometheus.url}/consoles/read-model.html`);
@@ -119,12 +193,45 @@ describe("the demo's Prometheus", () => {
         ? html
         : undefined;
     });
-    for (const section of ['API', 'Consumers', 'Capacity']) {
+    for (const section of ['API', 'Streams', 'Consumers', 'Capacity']) {
       expect(page).toContain(`<h2>${section}</h2>`);
+    }
+    // The streams table: the API process, and a row per refusal limit.
+    const streams = page.slice(
+      page.indexOf('<h2>Streams</h2>'),
+      page.indexOf('<h2>Consumers</h2>'),
+    );
+    expect(streams).toMatch(/<td>127\.0\.0\.1:\d+<\/td>/);
+    for (const limit of ['streams-per-key', 'streams-max', 'playground-proxy']) {
+      expect(streams).toContain(`<td>${limit}</td>`);
     }
   });
 
   it("charts each of the Grafana dashboard's queries on the console too", () => {
     expect(dashboardQueries.filter((expr) => !consoleTemplate.includes(expr))).toEqual([]);
+  });
+
+  it('scrapes a second API replica once it is listed, without a restart', async () => {
+    const second = testApi();
+    try {
+      await second.ready();
+      await second.app.listen({ host: '127.0.0.1', port: 0 });
+      const ports = [system.api, second].map((a) => (a.app.server.address() as AddressInfo).port);
+      await prometheus.scrapeApis(ports);
+      const up = await prometheus.targetsUpByInstance();
+      expect(up.filter((t) => t.startsWith('api '))).toEqual(
+        ports.map((p) => `api 127.0.0.1:${p}`).sort(),
+      );
+      await waitFor('both replicas in the open-streams rule', async () =>
+        (await query('instance:api_streams_open:sum{job="api"}')).result.length === 2
+          ? true
+          : undefined,
+      );
+      // Back to the one replica before the second stops, so no ApiDown is left pending.
+      await prometheus.scrapeApis([ports[0] as number]);
+      expect(await prometheus.targetsUp()).toEqual(['api', 'consumers']);
+    } finally {
+      await second.close();
+    }
   });
 });

@@ -15,7 +15,7 @@ const root = fileURLToPath(new URL('../../', import.meta.url));
 const run = promisify(execFile);
 
 interface Target {
-  labels: { job: string };
+  labels: { job: string; instance: string };
   health: string;
 }
 
@@ -23,8 +23,13 @@ export interface DemoPrometheus {
   readonly url: string;
   /** The `data` of a GET on Prometheus's HTTP API. */
   api<T>(path: string): Promise<T>;
-  /** Waits until both targets were scraped and are up; their jobs. */
+  /** Waits until every target listed was scraped and is up (an API and a consumer process
+   * unless `scrapeApis` listed more); their jobs, sorted. */
   targetsUp(): Promise<string[]>;
+  /** Lists these API ports as the job `api`'s targets (`infra/prometheus.sh targets`), live. */
+  scrapeApis(ports: number[]): Promise<void>;
+  /** Every target up, as `job instance`, sorted. */
+  targetsUpByInstance(): Promise<string[]>;
   stop(): Promise<void>;
 }
 
@@ -36,8 +41,9 @@ export async function startDemoPrometheus(targets: {
   const dir = mkdtempSync(`${root}.local/prometheus-test-`);
   const env = {
     ...process.env,
-    API_PORT: String(targets.apiPort),
-    CONSUMER_HEALTH_PORT: String(targets.consumerHealthPort),
+    // Named, not taken from API_PORT / API_OPS_PORT: the test's own processes, whatever the shell has.
+    PROMETHEUS_API_TARGETS: `127.0.0.1:${targets.apiPort}`,
+    PROMETHEUS_CONSUMER_TARGETS: `127.0.0.1:${targets.consumerHealthPort}`,
     PROMETHEUS_PORT: String(port),
     PROMETHEUS_DIR: dir,
     // The test waits for a few scrapes and evaluations, not the demo's 5 s each.
@@ -52,16 +58,25 @@ export async function startDemoPrometheus(targets: {
     if (body.status !== 'success') throw new Error(`${path}: ${JSON.stringify(body)}`);
     return body.data;
   }
+  let expected = 2;
+  const upTargets = () =>
+    waitFor(`${expected} targets scraped and up`, async () => {
+      const { activeTargets } = await api<{ activeTargets: Target[] }>('targets');
+      return activeTargets.length === expected && activeTargets.every((t) => t.health === 'up')
+        ? activeTargets
+        : undefined;
+    });
   return {
     url,
     api,
-    targetsUp: () =>
-      waitFor('both targets scraped and up', async () => {
-        const { activeTargets } = await api<{ activeTargets: Target[] }>('targets');
-        return activeTargets.length === 2 && activeTargets.every((t) => t.health === 'up')
-          ? activeTargets.map((t) => t.labels.job).sort()
-          : undefined;
-      }),
+    targetsUp: async () => (await upTargets()).map((t) => t.labels.job).sort(),
+    targetsUpByInstance: async () =>
+      (await upTargets()).map((t) => `${t.labels.job} ${t.labels.instance}`).sort(),
+    async scrapeApis(ports) {
+      const list = ports.map((p) => `127.0.0.1:${p}`).join(',');
+      await run('bash', [script, 'targets'], { env: { ...env, PROMETHEUS_API_TARGETS: list } });
+      expected = ports.length + 1;
+    },
     async stop() {
       await run('bash', [script, 'stop'], { env });
       rmSync(dir, { recursive: true, force: true });
