@@ -24,7 +24,10 @@ const BUSY_RETRY_AFTER = '5';
 const sendBusy = (reply: FastifyReply) =>
   sendError(reply.header('retry-after', BUSY_RETRY_AFTER), 'TOO_MANY_STREAMS');
 
-/** How a started stream is counted: once, when it ends (the onResponse hook leaves it alone). */
+/**
+ * How a started stream is counted: once, when it ends (the onResponse hook leaves it alone),
+ * with the time it took to start as its latency.
+ */
 export interface StreamCounting {
   readonly metrics: StreamMetrics;
   /** Requests whose answer is a stream, counted by `ended` instead of onResponse. */
@@ -110,7 +113,9 @@ export function registerFlowStreamRoute(
     }
     const lastEventId = request.headers['last-event-id'];
     deps.counting.streaming.add(request);
-    reply.raw.once('close', () => deps.counting.ended(request, reply.elapsedTime / 1000));
+    // Its latency is the time to start it (a lifetime of hours would fill the top bucket).
+    const startedIn = reply.elapsedTime / 1000;
+    reply.raw.once('close', () => deps.counting.ended(request, startedIn));
     reply.hijack();
     ticket.start(reply.raw, result.value, typeof lastEventId === 'string' ? lastEventId : null);
     return reply;
