@@ -131,7 +131,8 @@ describe('the rebuild command', () => {
     const run = await rebuild('--execute', '--yes');
     expect(run, run.stderr).toMatchObject({ code: 0 });
     expect(run.stdout).toContain('read model emptied (2 keys) and groups moved to the start');
-    expect(await redis.exists(`${prefix}a`, `${prefix}b`)).toBe(0);
+    // One key per call: on a Redis Cluster the two live in different slots.
+    for (const key of [`${prefix}a`, `${prefix}b`]) expect(await redis.exists(key), key).toBe(0);
     expect(await readEpoch(redis, createKeys(prefix))).toMatchObject({ complete: false });
     const offsets = await admin.committedOffsets(installationsGroup, topic);
     expect(offsets.every((o) => o.offset === null || o.offset === '0')).toBe(true);
