@@ -8,10 +8,12 @@ import { API_HEADERS } from '../edge/response-headers.js';
 import { sendError } from '../errors/error-catalog.js';
 import { SSE_HEADERS } from '../streams/sse.js';
 import { createProxiedStreams } from './proxied-streams.js';
-import { proxyTarget } from './proxy-target.js';
+import { type ProxyTarget, proxyTarget, scalarUrlTarget } from './proxy-target.js';
 import { createUpstreamPool } from './upstream-pool.js';
 
-// Server-side proxy for the playground's try-it requests. Forwards only to the configured
+// Server-side proxy for the playground's try-it requests, in two forms: `{proxy}{base}/…` and
+// Scalar's `{proxy}?scalar_url=…` (what Scalar sends when the document names an absolute
+// server, i.e. with API_DOCS_UPSTREAM_URL). Forwards only to the configured
 // upstream and only under the API base (proxy-target.ts), only the headers the API reads,
 // never follows redirects; answers 404 for a path that leaves the API base, 401 for a repeated
 // credential header (as the API does: forwarding one copy would undo that rule), 502 when the
@@ -62,6 +64,7 @@ export function registerDocsProxy(app: FastifyInstance, options: DocsProxyOption
     pool.destroy();
     done();
   });
+  const streamPrefix = `${options.basePath}/streams/`;
   app.register(async (scope) => {
     // The form body travels on as the bytes it came as.
     scope.removeAllContentTypeParsers();
@@ -69,45 +72,61 @@ export function registerDocsProxy(app: FastifyInstance, options: DocsProxyOption
       done(null, body),
     );
     const routePrefix = `${options.prefix}${options.basePath}`;
-    const streamPrefix = `${options.basePath}/streams/`;
+    const targetRules = () => ({
+      basePath: options.basePath,
+      upstreamOrigin: new URL(options.upstreamUrl ?? selfUrl(app)).origin,
+    });
+    // The path form, `{proxy}{base}/…`.
     scope.route({
       method: ['GET', 'POST'],
       url: `${routePrefix}/*`,
-      handler: async (request, reply) => {
-        if (hasRepeatedCredential(request.raw.rawHeaders)) {
-          request.log.info({ reason: 'repeated credential' }, 'docs proxy: refused');
-          return sendError(reply, 'UNAUTHORIZED');
-        }
-        const upstream = new URL(options.upstreamUrl ?? selfUrl(app)).origin;
-        const target = proxyTarget({
-          requestUrl: request.url,
-          routePrefix,
-          basePath: options.basePath,
-          upstreamOrigin: upstream,
-        });
-        if (!target.ok) {
-          request.log.info({ reason: target.reason }, 'docs proxy: refused');
-          return sendError(reply, target.reason === 'outside-base' ? 'NOT_FOUND' : 'BAD_REQUEST');
-        }
-        const headers: Record<string, string> = {};
-        for (const name of FORWARDED_HEADERS) {
-          const value = request.headers[name];
-          if (typeof value === 'string') headers[name] = value;
-        }
-        // A stream's slot is taken before any upstream request, so a refusal costs nothing.
-        const isStream = target.url.pathname.startsWith(streamPrefix) && request.method === 'GET';
-        const release = isStream
-          ? streams.take(headers['api-key'] ?? headers.authorization ?? '')
-          : null;
-        if (isStream && release === null) {
-          request.log.info({ reason: 'proxied streams' }, 'docs proxy: refused');
-          options.streamRefused();
-          return sendError(reply.header('retry-after', STREAMS_RETRY_AFTER), 'TOO_MANY_STREAMS');
-        }
-        return forward(request, reply, target.url, headers, isStream, release ?? (() => undefined));
-      },
+      handler: (request, reply) =>
+        relay(request, reply, () =>
+          proxyTarget({ ...targetRules(), requestUrl: request.url, routePrefix }),
+        ),
+    });
+    // Scalar's form for an absolute server URL, `{proxy}?scalar_url=…` (playground.ts).
+    scope.route({
+      method: ['GET', 'POST'],
+      url: options.prefix,
+      handler: (request, reply) =>
+        relay(request, reply, () =>
+          scalarUrlTarget({ ...targetRules(), requestUrl: request.url, prefix: options.prefix }),
+        ),
     });
   });
+
+  async function relay(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    targetOf: () => ProxyTarget,
+  ): Promise<FastifyReply> {
+    if (hasRepeatedCredential(request.raw.rawHeaders)) {
+      request.log.info({ reason: 'repeated credential' }, 'docs proxy: refused');
+      return sendError(reply, 'UNAUTHORIZED');
+    }
+    const target = targetOf();
+    if (!target.ok) {
+      request.log.info({ reason: target.reason }, 'docs proxy: refused');
+      return sendError(reply, target.reason === 'outside-base' ? 'NOT_FOUND' : 'BAD_REQUEST');
+    }
+    const headers: Record<string, string> = {};
+    for (const name of FORWARDED_HEADERS) {
+      const value = request.headers[name];
+      if (typeof value === 'string') headers[name] = value;
+    }
+    // A stream's slot is taken before any upstream request, so a refusal costs nothing.
+    const isStream = target.url.pathname.startsWith(streamPrefix) && request.method === 'GET';
+    const release = isStream
+      ? streams.take(headers['api-key'] ?? headers.authorization ?? '')
+      : null;
+    if (isStream && release === null) {
+      request.log.info({ reason: 'proxied streams' }, 'docs proxy: refused');
+      options.streamRefused();
+      return sendError(reply.header('retry-after', STREAMS_RETRY_AFTER), 'TOO_MANY_STREAMS');
+    }
+    return forward(request, reply, target.url, headers, isStream, release ?? (() => undefined));
+  }
 
   async function forward(
     request: FastifyRequest,

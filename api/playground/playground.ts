@@ -6,10 +6,17 @@ import { registerDocsProxy } from './docs-proxy.js';
 import { registerPlaygroundHeaders } from './playground-headers.js';
 
 // The documentation playground at /docs: Scalar renders the API's OpenAPI description, with its
-// JavaScript served from node_modules (no CDN); try-it requests go to /docs/proxy, which
-// forwards them to the API server side, so the browser never makes a cross-origin call. The
-// page and its assets carry a strict CSP (playground-headers.ts); the proxy's answers are API
-// answers and carry the API's headers.
+// JavaScript served from node_modules (no CDN). The document names the API's own address, so
+// the snippets a user copies are the calls to make (docs/api.md, "Documentation playground"):
+// - by default (the playground shows this server): the relative API base, which Scalar
+//   resolves against the page's origin, the address the user reached this server at (also
+//   behind a TLS proxy). "Test Request" then calls the API on the page's own origin, as any
+//   client would: no proxy is needed, and none could check an origin it only sees in `Host`.
+// - with API_DOCS_UPSTREAM_URL: that origin plus the base, absolute. Scalar sends each try-it
+//   as `/docs/proxy?scalar_url=<target>` (its `proxyUrl`), and the proxy forwards it server side
+//   to that origin only (proxy-target.ts), so the browser never makes a cross-origin call.
+// The page and its assets carry a strict CSP (playground-headers.ts); the proxy's answers are
+// API answers and carry the API's headers.
 
 export const DOCS_PREFIX = '/docs';
 export const PROXY_PREFIX = `${DOCS_PREFIX}/proxy`;
@@ -21,10 +28,18 @@ export function registerPlayground(
   streamRefused: () => void,
 ): void {
   const basePath = config.api.basePath;
-  // Same document as {base}/openapi.json, with the server pointed at the proxy.
+  const upstream = config.api.docsUpstreamUrl;
+  // Same document as {base}/openapi.json, with the server the playground calls.
   const document = JSON.stringify({
     ...buildOpenApiDocument(basePath),
-    servers: [{ url: `${PROXY_PREFIX}${basePath}`, description: 'via the playground proxy' }],
+    servers: [
+      upstream === null
+        ? { url: basePath, description: 'this server' }
+        : {
+            url: `${new URL(upstream).origin}${basePath}`,
+            description: 'via the playground proxy',
+          },
+    ],
   });
   app.register(async (docs) => {
     await registerPlaygroundHeaders(docs);
@@ -35,6 +50,8 @@ export function registerPlayground(
       routePrefix: DOCS_PREFIX,
       configuration: {
         url: `${DOCS_PREFIX}/openapi.json`,
+        // Scalar proxies absolute server URLs only: with the default (relative) one, none.
+        ...(upstream === null ? {} : { proxyUrl: PROXY_PREFIX }),
         title: 'Installation Telemetry Read API',
         // Offline: no web fonts, no telemetry, no hosted features.
         withDefaultFonts: false,

@@ -361,9 +361,21 @@ describe('playground proxy and encoded separators', () => {
   // The proxy's upstream is a canary: any connection to it is a forwarded request.
   let canary: Server;
   let hits: string[] = [];
+  let heads: string[] = [];
+  // Another origin, named by the refused targets: any connection to it is a steered request.
+  let foreign: Server;
+  let foreignHits = 0;
+  const foreignReady = new Promise<number>((resolve) => {
+    foreign = createServer((socket) => {
+      foreignHits++;
+      socket.destroy();
+    });
+    foreign.listen(0, '127.0.0.1', () => resolve((foreign.address() as { port: number }).port));
+  });
   const canaryReady = new Promise<number>((resolve) => {
     canary = createServer((socket) => {
       socket.once('data', (chunk) => {
+        heads.push(String(chunk).split('\r\n\r\n', 1)[0] as string);
         hits.push(String(chunk).split('\r\n', 1)[0] as string);
         socket.end(
           'HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 2\r\nconnection: close\r\n\r\n{}',
@@ -383,6 +395,7 @@ describe('playground proxy and encoded separators', () => {
   });
   afterAll(async () => {
     canary.close();
+    foreign.close();
     await api.close();
   });
 
@@ -405,6 +418,71 @@ describe('playground proxy and encoded separators', () => {
     expect(ok.status).toBe(200);
     expect(hits).toEqual([`GET ${api.config.api.basePath}/getInstallations HTTP/1.1`]);
     hits = [];
+  });
+
+  it("takes Scalar's scalar_url form under the same rules: other origins, outside the base and encoded separators never connect", async () => {
+    const base = api.config.api.basePath;
+    const upstream = new URL(api.config.api.docsUpstreamUrl as string).origin;
+    const foreignOrigin = `http://127.0.0.1:${await foreignReady}`;
+    heads = [];
+    const viaScalar = (url: string) => `/docs/proxy?${new URLSearchParams([['scalar_url', url]])}`;
+    const refused: Array<[string, number, string]> = [
+      [viaScalar(`${foreignOrigin}${base}/getInstallations`), 404, 'NOT_FOUND'],
+      [
+        viaScalar(`http://localhost:${new URL(upstream).port}${base}/getInstallations`),
+        404,
+        'NOT_FOUND',
+      ],
+      [viaScalar(`http://x@${foreignOrigin.slice(7)}${base}/getInstallations`), 404, 'NOT_FOUND'],
+      [
+        viaScalar(`${upstream}@${foreignOrigin.slice(7)}${base}/getInstallations`),
+        404,
+        'NOT_FOUND',
+      ],
+      [viaScalar(`${upstream}/healthz`), 404, 'NOT_FOUND'],
+      [viaScalar(`${upstream}${base}/../../metrics`), 404, 'NOT_FOUND'],
+      [viaScalar(`${upstream}${base}/..\\..\\readyz`), 404, 'NOT_FOUND'],
+      [viaScalar(`${upstream}${base}/..%2f..%2fhealthz`), 404, 'NOT_FOUND'],
+      [viaScalar(`${upstream}${base}/%252e%252e/healthz`), 404, 'NOT_FOUND'],
+      [viaScalar(`${upstream}${base}/..%5Creadyz`), 404, 'NOT_FOUND'],
+      [
+        `/docs/proxy?scalar_url=${encodeURIComponent(`${upstream}${base}/x`)}&scalar_url=${encodeURIComponent(`${foreignOrigin}${base}/x`)}`,
+        400,
+        'BAD_REQUEST',
+      ],
+      ['/docs/proxy', 400, 'BAD_REQUEST'],
+    ];
+    for (const [target, status, error] of refused) {
+      envelope(await rawRequest(port, getRequest(target)), status, error);
+    }
+    // The repeated-credential rule holds here too, before any connection.
+    const twice = getRequest(viaScalar(`${upstream}${base}/getInstallations`), [
+      'Api-Key: a',
+      'api-key: b',
+    ]);
+    envelope(await rawRequest(port, twice), 401, 'UNAUTHORIZED');
+    expect(hits).toEqual([]);
+    expect(foreignHits).toBe(0);
+    // Inside the base: forwarded to the upstream with the query and the three headers only.
+    const ok = await rawRequest(
+      port,
+      getRequest(viaScalar(`${upstream}${base}/getInstallationDevices?installationId=5`), [
+        'Api-Key: k',
+        'Cookie: c=1',
+        'X-Forwarded-For: 203.0.113.9',
+        'Accept: text/event-stream',
+      ]),
+    );
+    expect(ok.status).toBe(200);
+    expect(hits).toEqual([`GET ${base}/getInstallationDevices?installationId=5 HTTP/1.1`]);
+    const forwarded = (heads[0] as string)
+      .split('\r\n')
+      .slice(1)
+      .map((line) => line.slice(0, line.indexOf(':')).toLowerCase())
+      .sort();
+    expect(forwarded).toEqual(['api-key', 'connection', 'host']);
+    hits = [];
+    heads = [];
   });
 });
 

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '../support/stack.js';
 import { testApi } from '../support-api/api-harness.js';
 import { device, installation, newApiKey } from '../support-api/fixtures.js';
-import { openSse } from '../support-api/sse-client.js';
+import { openSse, type SseStream } from '../support-api/sse-client.js';
 
 // The playground proxy holds nothing it does not relay (issue 57): an answer it refuses closes
 // the upstream response at once, a client gone closes the upstream request, and streams are
@@ -124,6 +124,36 @@ describe('docs proxy: streams and what it holds', () => {
       const metrics = await (await fetch(`${origin}/metrics`)).text();
       return /^api_streams_open 0$/m.test(metrics) ? true : undefined;
     });
+  });
+
+  it("relays a stream in Scalar's scalar_url form too, under the same caps as the path form", async () => {
+    const key = keys[2] as string;
+    const scalarForm = `/docs/proxy?${new URLSearchParams([['scalar_url', `${origin}${streamPath}`]])}`;
+    const held: SseStream[] = [];
+    try {
+      for (let i = 0; i < 4; i++) {
+        const stream = await openSse(`${origin}/docs/proxy${streamPath}`, { 'api-key': key });
+        held.push(stream);
+        expect(stream.status).toBe(200);
+      }
+      // The key's fifth proxied stream, in the other form: refused before any upstream request.
+      const fifth = await fetch(`${origin}${scalarForm}`, { headers: { 'api-key': key } });
+      expect(fifth.status).toBe(503);
+      expect(await fifth.json()).toEqual({ valid: false, error: 'TOO_MANY_STREAMS' });
+      held.pop()?.close();
+      const viaScalar = await waitFor('a slot for the scalar_url form', async () => {
+        const stream = await openSse(`${origin}${scalarForm}`, { 'api-key': key });
+        if (stream.status === 200) return stream;
+        stream.close();
+        return undefined;
+      });
+      held.push(viaScalar);
+      const first = await viaScalar.next();
+      expect(first.event).toBe('energyFlow');
+      expect(JSON.parse(first.data)).toMatchObject({ installationId: ID });
+    } finally {
+      for (const stream of held) stream.close();
+    }
   });
 
   it('under hundreds of proxied streams from one key, then three, the direct stream and /healthz answer', async () => {

@@ -57,7 +57,45 @@ describe('docs playground and proxy', () => {
     const spec = (await (await fetch(`${origin}/docs/openapi.json`)).json()) as {
       servers: unknown;
     };
-    expect(spec.servers).toEqual([{ url: `/docs/proxy${base}`, description: expect.any(String) }]);
+    // The API's own base, relative: Scalar resolves it against the page's origin, so its snippets
+    // name the address the user reached this server at, and try-it calls it there directly.
+    expect(spec.servers).toEqual([{ url: base, description: expect.any(String) }]);
+    expect(html).not.toContain('proxyUrl');
+  });
+
+  it('with API_DOCS_UPSTREAM_URL: names that origin and sends try-it through the proxy', async () => {
+    const front = testApi({ env: { API_DOCS_UPSTREAM_URL: `${origin}/ignored/path` } });
+    try {
+      const spec = (await front.app.inject({ url: '/docs/openapi.json' })).json() as {
+        servers: unknown;
+      };
+      expect(spec.servers).toEqual([{ url: `${origin}${base}`, description: expect.any(String) }]);
+      const html = (await front.app.inject({ url: '/docs/' })).body;
+      expect(html).toContain('"proxyUrl": "/docs/proxy"');
+      // Scalar's form of a try-it, answered from the upstream.
+      const scalarForm = (path: string) =>
+        `/docs/proxy?${new URLSearchParams([['scalar_url', `${origin}${base}${path}`]])}`;
+      const list = await front.app.inject({
+        url: scalarForm('/getInstallations'),
+        headers: { 'api-key': key },
+      });
+      expect(list.statusCode).toBe(200);
+      expect(list.body).toBe(
+        await (
+          await fetch(`${origin}${base}/getInstallations`, { headers: { 'api-key': key } })
+        ).text(),
+      );
+      const post = await front.app.inject({
+        method: 'POST',
+        url: scalarForm('/getInstallationDevices'),
+        headers: { 'api-key': key, 'content-type': 'application/x-www-form-urlencoded' },
+        payload: 'installationId=5',
+      });
+      expect(post.statusCode).toBe(200);
+      expect((post.json() as { installationId: number }).installationId).toBe(5);
+    } finally {
+      await front.close();
+    }
   });
 
   it('relays GET and POST to the API itself by default, without logging the key', async () => {

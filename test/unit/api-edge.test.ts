@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { hasRepeatedCredential } from '../../api/auth/credential.js';
 import { clientErrorCode } from '../../api/edge/http-server.js';
 import { checkRequestTarget } from '../../api/edge/request-target.js';
-import { proxyTarget } from '../../api/playground/proxy-target.js';
+import { proxyTarget, scalarUrlTarget } from '../../api/playground/proxy-target.js';
 import { hostLineCount, isValidHost } from '../../src/http/host-header.js';
 
 describe('checkRequestTarget', () => {
@@ -148,5 +148,94 @@ describe('proxyTarget and encoded separators', () => {
       requestUrl: `${options.routePrefix}/getInstallationDevices?installationId=%25`,
     });
     expect(ok.ok).toBe(true);
+  });
+});
+
+describe('scalarUrlTarget (the form Scalar sends for an absolute server URL)', () => {
+  const options = {
+    prefix: '/docs/proxy',
+    basePath: '/application/v1',
+    upstreamOrigin: 'http://127.0.0.1:8080',
+  };
+  const target = (scalarUrl: string) =>
+    scalarUrlTarget({
+      ...options,
+      requestUrl: `/docs/proxy?${new URLSearchParams([['scalar_url', scalarUrl]])}`,
+    });
+
+  it('maps the target to the same path under the upstream API base, query kept, fragment not', () => {
+    const t = target(
+      'http://127.0.0.1:8080/application/v1/getInstallationDevices?installationId=5#x',
+    );
+    expect(t.ok && t.url.href).toBe(
+      'http://127.0.0.1:8080/application/v1/getInstallationDevices?installationId=5',
+    );
+    // Spaces encoded as `+`, as URLSearchParams (and so Scalar) writes them.
+    const raw = scalarUrlTarget({
+      ...options,
+      requestUrl:
+        '/docs/proxy?scalar_url=http%3A%2F%2F127.0.0.1%3A8080%2Fapplication%2Fv1%2FgetInstallations',
+    });
+    expect(raw.ok && raw.url.pathname).toBe('/application/v1/getInstallations');
+  });
+  it('refuses another origin, or the same one spelled otherwise', () => {
+    for (const url of [
+      'http://127.0.0.1:9/application/v1/getInstallations',
+      'https://127.0.0.1:8080/application/v1/getInstallations',
+      'http://localhost:8080/application/v1/getInstallations',
+      'http://evil.example/application/v1/getInstallations',
+      'http://user:pw@127.0.0.1:8080/application/v1/getInstallations',
+      'http://127.0.0.1:8080@evil.example/application/v1/getInstallations',
+      'http://127.0.0.1:8080.evil.example/application/v1/getInstallations',
+      'HTTP://127.0.0.1:8080/application/v1/getInstallations',
+      '//127.0.0.1:8080/application/v1/getInstallations',
+      '/application/v1/getInstallations',
+    ]) {
+      expect(target(url), url).toEqual({ ok: false, reason: 'outside-base' });
+    }
+  });
+  it('refuses every spelling that leaves the API base, encoded separators too', () => {
+    for (const rest of [
+      '../../metrics',
+      '..\\..\\healthz',
+      'a/../../../readyz',
+      '..',
+      '..%2f..%2fhealthz',
+      '%2e%2e/%2e%2e/readyz',
+      '..%5Creadyz',
+      '%252e%252e/',
+      'a%2F',
+    ]) {
+      expect(target(`http://127.0.0.1:8080/application/v1/${rest}`), rest).toEqual({
+        ok: false,
+        reason: 'outside-base',
+      });
+    }
+    for (const url of [
+      'http://127.0.0.1:8080/application/v1',
+      'http://127.0.0.1:8080/application/v1x/getInstallations',
+      'http://127.0.0.1:8080/application/v2/getInstallations',
+      'http://127.0.0.1:8080/metrics',
+    ]) {
+      expect(target(url), url).toEqual({ ok: false, reason: 'outside-base' });
+    }
+  });
+  it('takes exactly one scalar_url and nothing else', () => {
+    const good = encodeURIComponent('http://127.0.0.1:8080/application/v1/getInstallations');
+    for (const query of [
+      '',
+      `other=${good}`,
+      `scalar_url=${good}&scalar_url=${good}`,
+      `scalar_url=${good}&x=1`,
+    ]) {
+      expect(scalarUrlTarget({ ...options, requestUrl: `/docs/proxy?${query}` }), query).toEqual({
+        ok: false,
+        reason: 'bad-target',
+      });
+    }
+    expect(scalarUrlTarget({ ...options, requestUrl: '/docs/proxy' }).ok).toBe(false);
+    expect(scalarUrlTarget({ ...options, requestUrl: `/docs/proxyx?scalar_url=${good}` }).ok).toBe(
+      false,
+    );
   });
 });
