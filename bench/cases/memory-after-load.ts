@@ -13,17 +13,20 @@ import { loadAverage, seedFlowModel, standalone } from '../lib/standalone.js';
 // bench/servers/api-memory-probe.ts, writes the API's own process.memoryUsage()). Standalone,
 // on its own Redis prefix, which it drops:
 //   npx tsx bench/cases/memory-after-load.ts [--seconds 60] [--idle 60] [--concurrency 12]
-//     [--port 19010] [--main /other/checkout/api/main.ts] [--env MALLOC_ARENA_MAX=2,...]
+//     [--br-callers 8] [--port 19010] [--main /other/checkout/api/main.ts] [--env MALLOC_ARENA_MAX=2,...]
 // `--main`: another checkout's API under the same probe and load (the code before a fix);
 // `--env`: extra variables of the API process (an allocator setting, LD_PRELOAD=jemalloc).
 // The load, `concurrency` callers for `seconds`: the 2,500-installation list streamed in br,
 // gzip and identity, pages walked by cursor, bulk flows of 100, single flows of random keys
 // (unknown keys among them), a small list buffered in br, and streams direct and through the
-// docs proxy, each read to its first event and dropped. Target: after-rest / before-rest <= 1.5.
+// docs proxy, each read to its first event and dropped; beside them `br-callers` asking only for
+// the br list, as the issue's fuzzing did (eight at once). Target: after-rest / before-rest <= 1.5.
 
 const SECONDS = numberArg('seconds', 60);
 const IDLE = numberArg('idle', 60);
 const CONCURRENCY = numberArg('concurrency', 12);
+/** Callers beside them asking only for the br list: the issue's eight coded lists at once. */
+const BR_CALLERS = numberArg('br-callers', 8);
 const PORT = numberArg('port', 19010);
 const MAIN = stringArg('main');
 const EXTRA_ENV = Object.fromEntries(
@@ -42,7 +45,7 @@ const all = Array.from({ length: LIST }, (_, i) => installation(5000 + i));
 const flowInsts = all.slice(0, FLOWS);
 const flowKeys = Array.from({ length: FLOW_KEYS }, () => newApiKey());
 const listKey = newApiKey();
-const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY * 2 });
+const agent = new Agent({ keepAlive: true, maxSockets: (CONCURRENCY + BR_CALLERS) * 2 });
 const pick = <T>(list: readonly T[]) => list[Math.floor(Math.random() * list.length)] as T;
 
 interface Answer {
@@ -51,9 +54,12 @@ interface Answer {
   readonly body: string;
 }
 
-/** One GET; `firstChunk`: the answer is dropped at its first body bytes (a stream's event). */
+/**
+ * One GET; `firstChunk`: the answer is dropped at its first body bytes (a stream's event).
+ * Status 0: the connection was reset before the answer ended.
+ */
 function get(path: string, headers: Record<string, string>, firstChunk = false): Promise<Answer> {
-  return new Promise((resolve, reject) => {
+  return new Promise((resolve) => {
     const req = httpRequest({ host: '127.0.0.1', port: PORT, path, headers, agent }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (chunk: Buffer) => {
@@ -68,9 +74,10 @@ function get(path: string, headers: Record<string, string>, firstChunk = false):
         const text = res.headers['content-encoding'] ? '' : body.toString('utf8');
         resolve({ status: res.statusCode ?? 0, bytes: body.length, body: text });
       });
-      res.on('error', () => resolve({ status: res.statusCode ?? 0, bytes: 0, body: '' }));
+      res.on('error', () => resolve({ status: 0, bytes: 0, body: '' }));
     });
-    req.on('error', (e) => (firstChunk ? resolve({ status: 0, bytes: 0, body: '' }) : reject(e)));
+    // A connection reset (the API closing a request it timed out) is an answer of its own.
+    req.on('error', () => resolve({ status: 0, bytes: 0, body: '' }));
     req.end();
   });
 }
@@ -174,7 +181,7 @@ try {
     'bench/servers/api-memory-probe.ts',
   );
   console.log(
-    `API ${MAIN ?? 'api/main.ts'} pid ${api.pid}, env ${JSON.stringify(EXTRA_ENV)}; ${CONCURRENCY} callers for ${SECONDS} s, then ${IDLE} s idle`,
+    `API ${MAIN ?? 'api/main.ts'} pid ${api.pid}, env ${JSON.stringify(EXTRA_ENV)}; ${CONCURRENCY} callers and ${BR_CALLERS} br-list callers for ${SECONDS} s, then ${IDLE} s idle`,
   );
   await waitUntil('the probe', async () => probe().at > 0, 10_000);
   // Warm-up: every surface once, so lazily built state is in the baseline, then a rest.
@@ -189,10 +196,14 @@ try {
   const sampler = setInterval(() => {
     peakHeap = Math.max(peakHeap, probe().heapUsed / MIB);
   }, 200);
+  const callers = [
+    ...Array.from({ length: CONCURRENCY }, () => () => pick(names)),
+    ...Array.from({ length: BR_CALLERS }, () => () => 'list br'),
+  ];
   await Promise.all(
-    Array.from({ length: CONCURRENCY }, async () => {
+    callers.map(async (next) => {
       while (Date.now() < deadline) {
-        const name = pick(names);
+        const name = next();
         const answer = await (surfaces[name] as () => Promise<Answer>)();
         const c = counts.get(name) ?? { n: 0, statuses: {} };
         c.n++;
