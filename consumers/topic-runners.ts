@@ -19,6 +19,7 @@ import { deviceMovesTopic } from './kafka/topics.js';
 import type { ConsumerFailure } from './liveness.js';
 import type { ConsumerMetrics } from './metrics.js';
 import { createPool } from './pool.js';
+import { registryDecoding } from './registry-decoding.js';
 import { waitingForReplicas } from './replica-wait.js';
 import { createTopicRunner, type Projector, type TopicRunner } from './runner.js';
 import {
@@ -78,6 +79,8 @@ type RunnerFor = (
 
 export function createTopicRunners(deps: TopicRunnersDeps): TopicRunners {
   const { config, keys, metrics, logger } = deps;
+  // Registry-framed values on the installations and telemetry topics (registry-decoding.ts).
+  const decoding = registryDecoding(config.schemaRegistry);
   const connections = dedicatedConnections(deps.redis, logger);
   const runner = runnerFor(deps);
   const movesTopic = deviceMovesTopic(config.consumer.groupId);
@@ -92,7 +95,7 @@ export function createTopicRunners(deps: TopicRunnersDeps): TopicRunners {
   const telemetryRunner: TopicRunner = runner(
     config.topics.telemetry,
     'telemetry',
-    telemetry,
+    decoding(telemetry),
     telemetryConns,
     config.consumer.telemetryConcurrency,
     // The partitions this process owns now: the state of any other is forgotten.
@@ -140,7 +143,7 @@ export function createTopicRunners(deps: TopicRunnersDeps): TopicRunners {
   const installationsRunner = recordingRunner(
     config.topics.installations,
     'installations',
-    installations,
+    decoding(installations),
     installationsConn,
   );
   const accessRunner = recordingRunner(config.topics.access, 'access', access, accessConn);

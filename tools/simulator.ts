@@ -3,18 +3,23 @@ import { createKafkajsClient } from '../consumers/kafka/kafkajs-client.js';
 import { loadConfig } from '../src/config.js';
 import { createCliLogger, parseCli, runCli } from './cli.js';
 import { createProgressReporter } from './progress.js';
+import { createValueEncoder, VALUE_FORMATS } from './sim/registry-format.js';
 import { runSimulator } from './simulation-runner.js';
 
 // Produces realistic installations and device telemetry to the configured topics.
 
 const USAGE = `usage: npx tsx tools/simulator.ts --installations N --rate EVENTS_PER_SEC
          [--duration SECONDS] [--seed S] [--offline-fraction F]
+         [--format json|avro|protobuf|json-schema]
 
   --installations N       installations 1..N, upserted first
   --rate R                device.state events per second, across all installations
   --duration SECONDS      stop after this long (default: run until Ctrl-C)
   --seed S                seed of the generated fleet and telemetry (default 1)
   --offline-fraction F    fraction 0..1 of devices that stop reporting (default 0.05)
+  --format F              value format (default json); the others are framed for the schema
+                          registry at SCHEMA_REGISTRY_URL, whose schemas tools/register-schemas.ts
+                          registered
 
 Kafka and topic names come from the environment (KAFKA_BROKERS, TOPIC_*), as for the service.`;
 
@@ -24,6 +29,7 @@ const argsSchema = z.object({
   duration: z.coerce.number().positive().optional(),
   seed: z.coerce.number().int().min(0).max(0xffffffff).default(1),
   'offline-fraction': z.coerce.number().min(0).max(1).default(0.05),
+  format: z.enum(VALUE_FORMATS).default('json'),
 });
 
 runCli(USAGE, async () => {
@@ -35,6 +41,7 @@ runCli(USAGE, async () => {
       duration: { type: 'string' },
       seed: { type: 'string' },
       'offline-fraction': { type: 'string' },
+      format: { type: 'string' },
     },
     argsSchema,
   );
@@ -46,6 +53,11 @@ runCli(USAGE, async () => {
     logger,
   }).createProducer();
 
+  const encodeValue = await createValueEncoder(
+    args.format,
+    config.schemaRegistry.url,
+    config.topics,
+  );
   const stop = new AbortController();
   for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => stop.abort());
 
@@ -53,7 +65,13 @@ runCli(USAGE, async () => {
   const progress = createProgressReporter(process.stderr);
   try {
     const result = await runSimulator(
-      { producer, topics: config.topics, signal: stop.signal, onProgress: progress.update },
+      {
+        producer,
+        topics: config.topics,
+        signal: stop.signal,
+        onProgress: progress.update,
+        encodeValue,
+      },
       {
         installations: args.installations,
         eventsPerSecond: args.rate,

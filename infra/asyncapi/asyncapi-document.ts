@@ -17,6 +17,7 @@ import {
   payloadOf,
   TELEMETRY_MESSAGES,
 } from './asyncapi-messages.js';
+import { registryBinding, registrySchemas } from './registry-schemas.js';
 
 // The AsyncAPI 3 document of every topic the service reads or writes (docs/asyncapi.json),
 // built from the code: topic names and cleanup policies from the consumers' topic specs, payloads
@@ -55,9 +56,11 @@ function message(spec: MessageSpec, headers: Json | null): Json {
     bindings: {
       kafka: {
         key: { type: 'string', description: spec.key.description, ...pattern(spec.key.pattern) },
+        ...registryBinding(spec.registrySchemas),
         bindingVersion: BINDING,
       },
     },
+    ...registrySchemas(spec.registrySchemas),
     examples: spec.examples.map((e, i) => ({
       name: `${spec.name}${i + 1}`,
       payload: e.payload,

@@ -24,6 +24,8 @@ export interface MessageSpec {
   readonly schema: z.ZodType | null;
   readonly key: { readonly description: string; readonly pattern?: string };
   readonly examples: ReadonlyArray<{ readonly key: string; readonly payload: unknown }>;
+  /** Its records in the schema registry's formats (infra/asyncapi/registry-schemas.ts). */
+  readonly registrySchemas?: readonly string[];
 }
 
 const installationKey = { description: 'the installation id, decimal', pattern: '^[1-9][0-9]*$' };
@@ -50,6 +52,7 @@ export const INSTALLATIONS_MESSAGES: readonly MessageSpec[] = [
     summary: 'An installation and its owning company; last writer wins by occurredAt.',
     schema: installationUpsertedSchema,
     key: installationKey,
+    registrySchemas: ['InstallationUpserted'],
     examples: [
       {
         key: '42',
@@ -63,6 +66,7 @@ export const INSTALLATIONS_MESSAGES: readonly MessageSpec[] = [
     summary: 'Removes the installation, its devices and its energy flow.',
     schema: installationDeletedSchema,
     key: installationKey,
+    registrySchemas: ['InstallationDeleted'],
     examples: [
       {
         key: '42',
@@ -88,6 +92,7 @@ export const TELEMETRY_MESSAGES: readonly MessageSpec[] = [
       "A device's observed state: any subset of its category's fields; last writer wins by observedAt.",
     schema: z.union(DEVICE_CATEGORIES.map((c) => DEVICE_STATE_SCHEMAS[c])),
     key: installationKey,
+    registrySchemas: DEVICE_CATEGORIES.map((c) => `${c.charAt(0).toUpperCase()}${c.slice(1)}State`),
     examples: [
       {
         key: '42',
@@ -108,6 +113,7 @@ export const TELEMETRY_MESSAGES: readonly MessageSpec[] = [
     summary: "Removes a device from its installation's device list and energy flow.",
     schema: deviceRemovedSchema,
     key: installationKey,
+    registrySchemas: ['DeviceRemoved'],
     examples: [
       {
         key: '42',

@@ -28,7 +28,11 @@ export type ParseResult<E> =
   | { readonly ok: true; readonly event: E; readonly droppedKeys: readonly string[] }
   | { readonly ok: false; readonly reason: RejectReason; readonly detail: string };
 
-type Bytes = string | Uint8Array | null | undefined;
+/**
+ * A message value: its bytes, or the object a registry-framed value decoded to (the consumers'
+ * registry decoding step), which is then validated exactly as the JSON form.
+ */
+type Bytes = string | Uint8Array | Readonly<Record<string, unknown>> | null | undefined;
 
 const MAX_DETAIL = 500; // header value: enough to debug, bounded
 const utf8 = new TextDecoder('utf-8', { fatal: true });
@@ -48,7 +52,12 @@ function decode(value: string | Uint8Array): string | null {
   }
 }
 
-function readObject(value: string | Uint8Array): Record<string, unknown> | ParseResult<never> {
+function readObject(
+  value: Exclude<Bytes, null | undefined>,
+): Record<string, unknown> | ParseResult<never> {
+  if (typeof value !== 'string' && !(value instanceof Uint8Array)) {
+    return value as Record<string, unknown>;
+  }
   const text = decode(value);
   if (text === null) return reject('invalid_json', 'value is not valid UTF-8');
   let parsed: unknown;
@@ -98,13 +107,13 @@ function parseId(text: string | undefined): number | null {
   return Number.isSafeInteger(n) ? n : null;
 }
 
-const keyText = (key: Bytes): string | null =>
+const keyText = (key: string | Uint8Array | null | undefined): string | null =>
   key === null || key === undefined ? null : decode(key);
 
 /** installations.v1. A tombstone (null value) under key `42` deletes installation 42. */
 export function parseInstallationsMessage(
   value: Bytes,
-  key?: Bytes,
+  key?: string | Uint8Array | null,
 ): ParseResult<InstallationsEvent> {
   if (value === null || value === undefined) {
     const installationId = parseId(keyText(key) ?? undefined);
@@ -213,7 +222,10 @@ const ACCESS_TYPES = accessEventSchema.options.map((o) => o.shape.type.value);
  * access-changes.v1. A tombstone removes the fact its key names: `app:17` deletes the
  * application, `key:<keyId>` revokes the key, `grant:17:42` and `member:5:42` remove them.
  */
-export function parseAccessMessage(value: Bytes, key?: Bytes): ParseResult<AccessEvent> {
+export function parseAccessMessage(
+  value: Bytes,
+  key?: string | Uint8Array | null,
+): ParseResult<AccessEvent> {
   if (value === null || value === undefined) return accessTombstone(keyText(key));
   const obj = readObject(value);
   if (isRejection(obj)) return obj;
