@@ -267,8 +267,11 @@ function probeApi(key: string) {
       const body = (await res.json()) as { valid?: boolean; error?: string };
       if (res.status === 200) return note(`200${unready}`, true);
       // A request already past the readiness check when Redis was wiped: the next check sees it.
-      if (res.status === 401 && unready === '' && started - wipedAt < READINESS_WINDOW_MS) {
-        return note('401 in the same second as the wipe', true);
+      // It reads the emptied model: 401 where the key's status is read from Redis, 404 where it
+      // is judged from memory (kept statuses) and the installation is gone.
+      const wiped = res.status === 401 || (res.status === 404 && body.error === 'DOESNT_EXIST');
+      if (wiped && unready === '' && started - wipedAt < READINESS_WINDOW_MS) {
+        return note(`${res.status} in the same second as the wipe`, true);
       }
       const retryAfter = res.headers.get('retry-after') ? '+Retry-After' : '';
       const ok =

@@ -25,16 +25,15 @@ export async function monitorRedis(
   const conn = testRedis();
   await conn.ping();
   const nodes = isCluster(conn) ? conn.nodes('master') : [conn];
-  const ignored = await clientAddresses(nodes, background);
-  let seen: string[][] = [];
+  let seen: Array<{ args: string[]; source: string }> = [];
   const markersSeen = new Map<string, number>();
   const monitors = await Promise.all(
     nodes.map((node) =>
       monitorNode(node, (args, source) => {
-        if (ignored.has(source) || !args.some((a) => a.startsWith(prefix))) return;
+        if (!args.some((a) => a.startsWith(prefix))) return;
         if (args[0]?.toLowerCase() === 'ping')
           markersSeen.set(args[1] as string, (markersSeen.get(args[1] as string) ?? 0) + 1);
-        else seen.push(args);
+        else seen.push({ args, source });
       }),
     ),
   );
@@ -48,7 +47,10 @@ export async function monitorRedis(
       );
       const taken = seen;
       seen = [];
-      return taken;
+      // The background connections are looked up now, not once at the start: a cluster client
+      // opens its connection to a node only when it first sends there, maybe after the start.
+      const ignored = await clientAddresses(nodes, background);
+      return taken.filter((c) => !ignored.has(c.source)).map((c) => c.args);
     },
     stop() {
       for (const monitor of monitors) monitor.destroy();
