@@ -614,8 +614,10 @@ describe('HTTP edge limits', () => {
       await expect
         .poll(() => countConnections(api.app.server), { timeout: 1_500 + BOUND_MS + 1_000 })
         .toBe(0);
+      // Not earlier than the idle timeout. No upper bound on the clock: `started` precedes the
+      // connects and the writes that fill the buffers, which a busy machine stretches (CI once
+      // took 4.2 s); the poll's own timeout bounds the cut, and the metric below names its cause.
       expect(Date.now() - started).toBeGreaterThanOrEqual(1_500);
-      expect(Date.now() - started).toBeLessThan(1_500 + BOUND_MS + 1_000);
     } finally {
       for (const socket of stalled) socket.destroy();
     }
