@@ -92,11 +92,12 @@ build_node() { # a stand-in for node:24-slim: Debian with Node 24 and the machin
   local npm_dir=/usr/lib/node_modules/npm
   [ -d "$npm_dir" ] || die "npm not found at $npm_dir"
   local base dir tar
-  base="$(rootfs_tar node-base ca-certificates)"
+  # libjemalloc2: the allocator the Dockerfile preloads, so its build needs no apt mirror.
+  base="$(rootfs_tar node-base "ca-certificates libjemalloc2")"
   # The machine's CA bundle goes in too: npm inside a build reaches the registry the way the
   # machine's own npm does (through whatever TLS chain the machine trusts).
   local ca=/etc/ssl/certs/ca-certificates.crt
-  tar="$CACHE/node-$("$node" --version)-$(sha256sum "$ca" | cut -c1-12).tar"
+  tar="$CACHE/node-$("$node" --version)-$({ basename "$base"; sha256sum "$ca"; } | sha256sum | cut -c1-12).tar"
   if [ ! -s "$tar" ] || $FORCE; then
     dir="$(mktemp -d "$CACHE/node-root.XXXX")"
     tar -C "$dir" -xf "$base"

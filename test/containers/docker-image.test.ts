@@ -171,6 +171,16 @@ describe('the Docker image runs the compose services', () => {
     await container.stop();
   });
 
+  it("runs the services on jemalloc, which gives back what glibc's malloc would keep", async () => {
+    // docs/reliability.md, "Memory after load": the image preloads it; a process without it
+    // (a lost LD_PRELOAD, a missing library) would fail here, not in production after a load.
+    for (const container of started) {
+      const maps = await container.exec(['sh', '-c', 'grep -c libjemalloc /proc/1/maps']);
+      expect(maps.exitCode, maps.output).toBe(0);
+      expect(Number(maps.output.trim())).toBeGreaterThan(0);
+    }
+  });
+
   it('serves the installation, its devices and its energy flow from produced events', async () => {
     const list = await waitFor(
       'installation served',
