@@ -44,7 +44,7 @@ export function buildApi(deps: ApiDeps): FastifyInstance {
   const metrics = createApiMetrics();
   registerRuntimeMetrics(metrics.registry, redis);
   const counting: StreamCounting = {
-    metrics: createStreamMetrics(metrics.registry),
+    metrics: createStreamMetrics(metrics.registry, config.api),
     streaming: new WeakSet(),
     ended: (request, seconds) =>
       metrics.observe(request.routeOptions.url ?? 'unmatched', request.method, 200, seconds),

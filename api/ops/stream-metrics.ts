@@ -31,7 +31,14 @@ export interface StreamMetrics {
   refused(limit: StreamRefusal): void;
 }
 
-export function createStreamMetrics(registry: Registry): StreamMetrics {
+/** The caps a process is configured with, exported so a rule divides by the real limit. */
+export interface StreamCaps {
+  readonly maxStreams: number;
+  readonly streamsPerKey: number;
+  readonly streamsPerApplication: number;
+}
+
+export function createStreamMetrics(registry: Registry, caps: StreamCaps): StreamMetrics {
   let open = 0;
   const opens = new Counter({
     name: 'api_stream_opens_total',
@@ -58,6 +65,15 @@ export function createStreamMetrics(registry: Registry): StreamMetrics {
       this.set(open);
     },
   });
+  const limits = new Gauge({
+    name: 'api_stream_limit',
+    help: 'The stream caps of this process, by the refusal limit they set: streams-max (API_STREAMS_MAX), streams-per-key (API_STREAMS_PER_KEY), streams-per-application (API_STREAMS_PER_APPLICATION)',
+    labelNames: ['limit'] as const,
+    registers: [registry],
+  });
+  limits.set({ limit: 'streams-max' }, caps.maxStreams);
+  limits.set({ limit: 'streams-per-key' }, caps.streamsPerKey);
+  limits.set({ limit: 'streams-per-application' }, caps.streamsPerApplication);
   for (const reason of STREAM_END_REASONS) closes.inc({ reason }, 0);
   for (const limit of STREAM_REFUSALS) refusals.inc({ limit }, 0);
   return {

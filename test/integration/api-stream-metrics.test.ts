@@ -54,6 +54,10 @@ describe('API stream metrics', () => {
     const text = await scrape();
     expect(value(text, 'api_streams_open')).toBe(0);
     expect(value(text, 'api_stream_opens_total')).toBe(0);
+    // The caps, so a rule divides by this process's own (ops/prometheus/recording.rules.yml).
+    expect(value(text, 'api_stream_limit{limit="streams-max"}')).toBe(3);
+    expect(value(text, 'api_stream_limit{limit="streams-per-key"}')).toBe(2);
+    expect(value(text, 'api_stream_limit{limit="streams-per-application"}')).toBe(1024);
     for (const reason of ['client', 'revoked', 'slow-reader', 'shutdown', 'error']) {
       expect(value(text, `api_stream_closes_total{reason="${reason}"}`), reason).toBe(0);
     }
