@@ -6,9 +6,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // Every operator command as an operator runs it, with Kafka and Redis pointed at listeners that
 // only count connections: --help prints the usage and exits 0, a bad command line prints the
 // reason and the usage on stderr and exits 2, and `--execute` without a terminal or --yes is
-// refused the same way; none of them opens a single connection.
+// refused the same way; none of them opens a single connection. TOOLS_FROM=dist runs the
+// compiled commands (`node dist/tools/<name>.js`, as the runbooks do) instead of the sources:
+// CI's build phase runs this file so, once `npm run build` has written them.
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const FROM_DIST = process.env.TOOLS_FROM === 'dist';
 const COMMANDS = [
   'rebuild',
   'skip-batch',
@@ -53,7 +56,9 @@ function run(command: string, ...args: string[]): Promise<Run> {
   return new Promise((resolve) => {
     const child = execFile(
       process.execPath,
-      ['--import', 'tsx', `tools/${command}.ts`, ...args],
+      FROM_DIST
+        ? [`dist/tools/${command}.js`, ...args]
+        : ['--import', 'tsx', `tools/${command}.ts`, ...args],
       { cwd: ROOT, env: { ...process.env, ...env, LOG_LEVEL: 'info' }, timeout: 60_000 },
       (error, stdout, stderr) =>
         resolve({
