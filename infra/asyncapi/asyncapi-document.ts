@@ -72,6 +72,8 @@ const pattern = (p: string | undefined) => (p ? { pattern: p } : {});
 /** Headers an input message may carry: none from producers; the replay marker from the tool. */
 const inputHeaders: Json = {
   type: 'object',
+  // Named, as every payload is: a generator makes one model of it, not one per message.
+  title: 'InputHeaders',
   description:
     'Producers need send no headers. Headers are kept as they are when a message is dead-lettered.',
   properties: replayHeaderSchemas,
@@ -110,6 +112,7 @@ function deadLetterMessage(): Json {
     summary: 'A message the consumers refused: its original key and value bytes, and why.',
     headers: {
       type: 'object',
+      title: 'DeadLetterHeaders',
       description: "The rejected message's own headers are kept beside these (never over them).",
       required: [h.sourceTopic, h.sourcePartition, h.sourceOffset, h.reason, h.detail],
       properties: {

@@ -23,6 +23,20 @@ const documents: Record<string, Doc> = {
   ...Object.fromEntries(schemaFiles.map((f) => [f, read(f)])),
 };
 
+/** Every object schema (one with properties) in a document, with its path. */
+function objectSchemasOf(doc: unknown): { path: string; schema: Doc }[] {
+  const out: { path: string; schema: Doc }[] = [];
+  const walk = (node: unknown, path: string): void => {
+    if (node === null || typeof node !== 'object') return;
+    const s = node as Doc;
+    if (!Array.isArray(s) && s.properties && !path.endsWith('/properties'))
+      out.push({ path, schema: s });
+    for (const [k, v] of Object.entries(s)) walk(v, `${path}/${k}`);
+  };
+  walk(doc, '');
+  return out;
+}
+
 const isId = (name: string) => name === 'id' || /[a-z]Id$/.test(name);
 
 describe('the contracts carry the domain', () => {
@@ -87,6 +101,40 @@ describe('the contracts carry the domain', () => {
         }
       }
     }
+  });
+
+  it('name every schema in docs/schemas: each event and each object inside one titled', () => {
+    for (const file of schemaFiles) {
+      // The events (the root's alternatives) and installation, owner, the six state objects.
+      const objects = objectSchemasOf(documents[file]);
+      expect(objects.length, file).toBeGreaterThan(2);
+      for (const { path, schema } of objects) {
+        expect(schema.title, `${file} ${path}: untitled object`).toMatch(/^[A-Z][A-Za-z]+$/);
+      }
+    }
+    // The same names as the AsyncAPI components of the same schemas.
+    const titles = schemaFiles.flatMap((f) =>
+      objectSchemasOf(documents[f]).flatMap(({ schema }) => schema.title ?? []),
+    );
+    expect(titles.length).toBeGreaterThan(20);
+    for (const title of titles)
+      expect(Object.keys(asyncapi.components.schemas), title).toContain(title);
+  });
+
+  it('name the form bodies of the OpenAPI document and the headers of the AsyncAPI one', () => {
+    const bodies = Object.values(openapi.paths as Record<string, Doc>).flatMap((item) =>
+      Object.values(item).flatMap((op: Doc) =>
+        Object.values((op.requestBody?.content ?? {}) as Record<string, Doc>),
+      ),
+    );
+    expect(bodies).toHaveLength(4);
+    for (const { schema } of bodies) expect(schema.title).toMatch(/^Get[A-Za-z]+Form$/);
+    const messages = Object.values(asyncapi.channels as Record<string, Doc>).flatMap((c) =>
+      Object.values(c.messages as Record<string, Doc>),
+    );
+    const headers = messages.flatMap((m) => (m.headers ? [m.headers] : []));
+    expect(headers.length).toBeGreaterThan(10);
+    for (const h of headers) expect(h.title).toMatch(/^[A-Z][A-Za-z]+Headers$/);
   });
 
   it('describe every operation of the OpenAPI document', () => {
