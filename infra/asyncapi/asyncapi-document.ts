@@ -24,7 +24,8 @@ import { asyncApiSchemas } from './asyncapi-schemas.js';
 /**
  * The contract's version. A change @asyncapi/diff calls breaking (a removed field, a narrowed
  * type, a renamed topic) needs a new major version: test/unit/asyncapi-diff.test.ts. 2.0.0: the
- * bounds of docs/events.md "Limits" (maximum string lengths), issue 54; the topics are the same.
+ * bounds of docs/events.md "Limits" (maximum string lengths, date-times' too), issue 54; the
+ * topics are the same.
  */
 export const ASYNCAPI_VERSION = '2.0.0';
 
