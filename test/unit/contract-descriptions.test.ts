@@ -87,6 +87,47 @@ describe('the contracts carry the domain', () => {
     expect([flow.batterySoe.minimum, flow.batterySoe.maximum]).toEqual([0, 100]);
   });
 
+  it('state the ranges the texts give: positive ids, unsigned magnitudes, housePower >= 0', () => {
+    const schemas = openapi.components.schemas as Record<string, Doc>;
+    const devices = ['Inverter', 'Battery', 'EnergyMeter', 'EvCharger', 'Relay', 'Boiler'];
+    const bounds = (p: Doc) => [p.minimum, p.maximum];
+    for (const c of devices) {
+      const fields = schemas[c]?.properties as Record<string, Doc>;
+      for (const name of ['id', 'installationId', 'gatewayId', 'inverterId']) {
+        if (!fields[name]) continue;
+        expect(bounds(fields[name]), `${c}.${name}`).toEqual([1, Number.MAX_SAFE_INTEGER]);
+        expect(fields[name].description).not.toMatch(/negative/);
+      }
+      for (const [name, field] of Object.entries(fields)) {
+        if (!/magnitude without sign/.test(field.description)) continue;
+        expect(field.minimum, `${c}.${name}`).toBe(0);
+      }
+    }
+    // The four fields read-api.md calls magnitudes without sign.
+    const unsigned = (doc: Doc) =>
+      propertiesOf(doc)
+        .filter(({ schema }) => /magnitude without sign/.test(String(schema.description)))
+        .map(({ name }) => name);
+    expect(new Set(unsigned(openapi))).toEqual(
+      new Set([
+        'maxChargePower',
+        'maxDischargePower',
+        'maxChargeContinuousPower',
+        'maxDischargeContinuousPower',
+      ]),
+    );
+    // Sent: any value of the type, an out-of-range one is stored as null, as the text says.
+    for (const { name, schema } of propertiesOf(asyncapi.components.schemas)) {
+      if (['gatewayId', 'inverterId'].includes(name))
+        expect(schema.description, name).toMatch(/Sent below 1, it is stored as null/);
+      if (/magnitude without sign/.test(String(schema.description)))
+        expect(schema.description, name).toMatch(/Sent negative, it is stored as null/);
+    }
+    const house = schemas.EnergyFlowData?.properties.housePower;
+    expect(house.description).toMatch(/floored at 0/);
+    expect(house.minimum).toBe(0);
+  });
+
   it('name every schema: titled components, no inline object inside another', () => {
     for (const file of ['docs/openapi.json', 'docs/asyncapi.json']) {
       const schemas = documents[file]?.components.schemas as Record<string, Doc>;
