@@ -11,7 +11,7 @@ export interface ConsumerMetrics {
   readonly stale: Counter<'topic'>;
   readonly rejected: Counter<'topic' | 'reason'>;
   readonly droppedFields: Counter<'topic'>;
-  readonly percentNulled: Counter<'field'>;
+  readonly outOfRangeNulled: Counter<'field'>;
   readonly miskeyed: Counter<'topic'>;
   readonly deviceMoves: Counter;
   readonly redisRetries: Counter<'topic'>;
@@ -72,7 +72,13 @@ function eventMetrics(
   registers: Registry[],
 ): Pick<
   ConsumerMetrics,
-  'applied' | 'stale' | 'rejected' | 'droppedFields' | 'percentNulled' | 'miskeyed' | 'deviceMoves'
+  | 'applied'
+  | 'stale'
+  | 'rejected'
+  | 'droppedFields'
+  | 'outOfRangeNulled'
+  | 'miskeyed'
+  | 'deviceMoves'
 > {
   return {
     applied: new Counter({
@@ -99,9 +105,9 @@ function eventMetrics(
       labelNames: ['topic'],
       registers,
     }),
-    percentNulled: new Counter({
-      name: 'ingest_percent_out_of_range_total',
-      help: 'Percent fields outside 0-100, stored as null',
+    outOfRangeNulled: new Counter({
+      name: 'ingest_out_of_range_total',
+      help: 'Device fields sent outside their range (percent 0-100, ids 1 or more, magnitudes 0 or more), stored as null',
       labelNames: ['field'],
       registers,
     }),

@@ -270,7 +270,7 @@ function countOutcomes(
       releasesApplied++;
     } else {
       applied++;
-      for (const field of outcome.nulledPercentFields) metrics.percentNulled.inc({ field });
+      for (const field of outcome.nulledFields) metrics.outOfRangeNulled.inc({ field });
       if (outcome.moved) metrics.deviceMoves.inc();
     }
   });

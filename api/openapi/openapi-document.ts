@@ -302,6 +302,14 @@ const ID_DESCRIPTION =
   'Integer: optional minus sign and decimal digits only, within the safe integer range. ' +
   '`12.0`, `1e3`, `0x1A`, ` 12`, `12abc`, an empty or repeated value: INVALID_PARAMETERS.';
 
+/** A POST's form body, titled (`GetInstallationsForm`, …): generators name its model by it. */
+const formSchema = (name: EndpointName, schema: Json): Json => ({
+  type: 'object',
+  title: `${pascal(name)}Form`,
+  description: `The parameters of ${name} as a form body.`,
+  ...schema,
+});
+
 function operations(e: (typeof ENDPOINTS)[number]): Json {
   const get: Json = {
     operationId: e.name,
@@ -341,7 +349,7 @@ function operations(e: (typeof ENDPOINTS)[number]): Json {
       required: false,
       content: {
         'application/x-www-form-urlencoded': {
-          schema: { type: 'object', properties: PAGE_PARAMETERS },
+          schema: formSchema(e.name, { properties: PAGE_PARAMETERS }),
         },
       },
     };
@@ -365,7 +373,7 @@ function operations(e: (typeof ENDPOINTS)[number]): Json {
       required: true,
       content: {
         'application/x-www-form-urlencoded': {
-          schema: { type: 'object', properties: { [e.param]: schema }, required: [e.param] },
+          schema: formSchema(e.name, { properties: { [e.param]: schema }, required: [e.param] }),
         },
       },
     };

@@ -61,8 +61,8 @@ export const installationRecordSchema = installationSchema
   })
   .meta({ description: 'An installation: all twelve fields always present, null where unknown.' });
 
-const watts = (description: string) =>
-  int64()
+const watts = (description: string, type = int64()) =>
+  type
     .nullable()
     .meta({ description: `${description}, W, a whole number; null: no online device reports it` });
 
@@ -86,6 +86,7 @@ export const energyFlowDataSchema = z
     ),
     housePower: watts(
       'House consumption excluding EV charger and boiler: (inverterPower or 0) + gridPower - (evChargerPower or 0) - (boilerPower or 0), floored at 0; null when gridPower is null',
+      int64().min(0), // computeEnergyFlow's Math.max(0, …)
     ),
     evChargerPower: watts("Sum of the online EV chargers' powerAc (positive: consumption)"),
     boilerPower: watts("Sum of the online boilers' powerAc (positive: consumption)"),

@@ -24,7 +24,8 @@ import { asyncApiSchemas } from './asyncapi-schemas.js';
 /**
  * The contract's version. A change @asyncapi/diff calls breaking (a removed field, a narrowed
  * type, a renamed topic) needs a new major version: test/unit/asyncapi-diff.test.ts. 2.0.0: the
- * bounds of docs/events.md "Limits" (maximum string lengths), issue 54; the topics are the same.
+ * bounds of docs/events.md "Limits" (maximum string lengths, date-times' too), issue 54; the
+ * topics are the same.
  */
 export const ASYNCAPI_VERSION = '2.0.0';
 
@@ -72,6 +73,8 @@ const pattern = (p: string | undefined) => (p ? { pattern: p } : {});
 /** Headers an input message may carry: none from producers; the replay marker from the tool. */
 const inputHeaders: Json = {
   type: 'object',
+  // Named, as every payload is: a generator makes one model of it, not one per message.
+  title: 'InputHeaders',
   description:
     'Producers need send no headers. Headers are kept as they are when a message is dead-lettered.',
   properties: replayHeaderSchemas,
@@ -110,6 +113,7 @@ function deadLetterMessage(): Json {
     summary: 'A message the consumers refused: its original key and value bytes, and why.',
     headers: {
       type: 'object',
+      title: 'DeadLetterHeaders',
       description: "The rejected message's own headers are kept beside these (never over them).",
       required: [h.sourceTopic, h.sourcePartition, h.sourceOffset, h.reason, h.detail],
       properties: {

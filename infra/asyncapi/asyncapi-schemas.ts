@@ -2,7 +2,6 @@ import { z } from 'zod';
 import { deadLetterCoordinatesSchema, replayRecordSchema } from '../../src/domain/dead-letter.js';
 import {
   DEVICE_CATEGORIES,
-  type DeviceCategory,
   deviceCategorySchema,
   passThroughValueSchema,
 } from '../../src/domain/device-fields.js';
@@ -27,20 +26,26 @@ import {
 // Draft-07 (AsyncAPI's default schema format), as producers send it (zod's input side).
 
 type Json = Record<string, unknown>;
-const pascal = (s: string) => `${s.charAt(0).toUpperCase()}${s.slice(1)}`;
+
+/** A domain schema's id here is the title it carries everywhere (docs/schemas too). */
+function titled(schema: z.ZodType): { id: string } {
+  const title = z.globalRegistry.get(schema)?.title;
+  if (title === undefined) throw new Error('a named domain schema has no title');
+  return { id: title };
+}
 
 export function asyncApiSchemas(): Record<string, Json> {
   const registry = z.registry<{ id: string }>();
-  registry.add(installationSchema, { id: 'Installation' });
+  registry.add(installationSchema, titled(installationSchema));
   registry.add(installationTypeSchema, { id: 'InstallationType' });
-  registry.add(applicationOwnerSchema, { id: 'ApplicationOwner' });
+  registry.add(applicationOwnerSchema, titled(applicationOwnerSchema));
   registry.add(ownerTypeSchema, { id: 'OwnerType' });
   registry.add(deviceCategorySchema, { id: 'DeviceCategory' });
   registry.add(deviceMoveTypeSchema, { id: 'DeviceMoveType' });
   registry.add(passThroughValueSchema, { id: 'PassThroughValue' });
   for (const c of DEVICE_CATEGORIES) {
-    registry.add(STATE_SCHEMAS[c], { id: `${pascal(c)}State` });
-    registry.add(DEVICE_STATE_SCHEMAS[c], { id: stateEventId(c) });
+    registry.add(STATE_SCHEMAS[c], titled(STATE_SCHEMAS[c]));
+    registry.add(DEVICE_STATE_SCHEMAS[c], titled(DEVICE_STATE_SCHEMAS[c]));
   }
   const messages = [
     ...INSTALLATIONS_MESSAGES,
@@ -49,7 +54,12 @@ export function asyncApiSchemas(): Record<string, Json> {
     ...DEVICE_MOVES_MESSAGES,
   ];
   for (const m of messages) {
-    if (m.schema !== null && m.schemaId !== undefined) registry.add(m.schema, { id: m.schemaId });
+    if (m.schema === null || m.schemaId === undefined) continue;
+    // An event's schema carries its name (docs/schemas shows it): the message must agree.
+    const title = z.globalRegistry.get(m.schema)?.title;
+    if (title !== undefined && title !== m.schemaId)
+      throw new Error(`message ${m.name}: schema ${m.schemaId} is titled ${title}`);
+    registry.add(m.schema, { id: m.schemaId });
   }
   registry.add(replayRecordSchema, { id: 'ReplayRecord' });
   registry.add(deadLetterCoordinatesSchema, { id: 'MessageCoordinates' });
@@ -112,6 +122,3 @@ function refsWithSiblings(node: unknown): void {
   }
   for (const v of Object.values(s)) refsWithSiblings(v);
 }
-
-/** The name of one category's device.state event schema: `InverterStateEvent`, … */
-export const stateEventId = (c: DeviceCategory) => `${pascal(c)}StateEvent`;

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { dateTimeSchema } from './schema-primitives.js';
 
 // What a rejected message carries to ingest-deadletter.v1: the names are a public contract
 // (docs/events.md, docs/asyncapi.json), so they live in one place.
@@ -62,7 +63,8 @@ export const replayLogTopic = (deadLetterTopic: string): string => `${deadLetter
 export const replayTransactionalId = (deadLetterTopic: string): string =>
   `${deadLetterTopic}.replayer`;
 
-const offsetText = z.string().regex(/^\d+$/);
+// A Kafka offset is a signed 64-bit integer: at most 19 decimal digits.
+const offsetText = z.string().max(19).regex(/^\d+$/);
 export const deadLetterCoordinatesSchema = z
   .object({
     topic: z
@@ -101,7 +103,7 @@ export const replayRecordSchema = z
       .min(1)
       .max(256)
       .meta({ description: 'The operating-system user who ran the tool, or --operator.' }),
-    at: z.iso.datetime({ offset: true }).meta({ description: 'When the replay was sent.' }),
+    at: dateTimeSchema.meta({ description: 'When the replay was sent.' }),
     /** One id per tool run: the records of one run belong together. */
     run: z
       .string()

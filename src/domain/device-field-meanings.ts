@@ -21,7 +21,7 @@ const COMMON: Record<string, string> = {
   id: "The device's id: unique within its category, a device's identity is (category, id). Positive integer within JavaScript's safe range.",
   installationId:
     'The installation the device belongs to: the one named in its latest applied event.',
-  gatewayId: "The linked gateway's id; null when none is assigned.",
+  gatewayId: "The linked gateway's id, a positive integer; null when none is assigned.",
   manufacturer: `Manufacturer name as reported; ${TRIMMED}. ${NULL}.`,
   model: `Model name as reported; ${TRIMMED}. ${NULL}.`,
   version: `Reported firmware/software version; ${TRIMMED}. ${NULL}.`,
@@ -70,7 +70,7 @@ const INVERTER: Record<string, string> = {
 const PERCENT = 'percent 0-100 (not a 0-1 fraction)';
 
 const BATTERY: Record<string, string> = {
-  inverterId: "The linked inverter's id; null when none is assigned.",
+  inverterId: "The linked inverter's id, a positive integer; null when none is assigned.",
   status: `Device-reported numeric status, not normalized: no common status enumeration across manufacturers. ${NULL}.`,
   powerDc: `Battery DC power, W. Positive: charging; negative: discharging; zero: no measured net flow. Running on battery alone, its sign is opposite to the inverter's AC output power. The energy flow's batteryPower is the sum of these. ${NULL}.`,
   voltageDc: `Battery DC voltage, V. ${NULL}.`,

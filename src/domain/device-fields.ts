@@ -61,6 +61,11 @@ export interface FieldSpec {
   readonly nullable: boolean;
   /** Percent 0-100 (battery soe, soh, minSoe, maxSoe). */
   readonly percent: boolean;
+  /**
+   * The values it may take (percent 0-100, an id 1 or more, a magnitude 0 or more): the served
+   * schema's bounds; a producer's value outside is stored as null (docs/events.md).
+   */
+  readonly range: ValueRange | null;
   /** Owned by the projection; never accepted from a producer. */
   readonly owned: boolean;
   /** Longest accepted string (kinds `string` and `any`), docs/events.md Limits. */
@@ -69,13 +74,31 @@ export interface FieldSpec {
   readonly description: string;
 }
 
-type Opts = { nullable?: boolean; percent?: boolean; owned?: boolean; maxLength?: number };
+export interface ValueRange {
+  readonly min: number;
+  /** Infinity: no bound above but the type's (the safe range for integers). */
+  readonly max: number;
+}
+const PERCENT: ValueRange = { min: 0, max: 100 };
+/** Ids are positive integers (spec/events.md). */
+const ID: ValueRange = { min: 1, max: Number.POSITIVE_INFINITY };
+/** read-api.md's "magnitude without sign". */
+const MAGNITUDE: ValueRange = { min: 0, max: Number.POSITIVE_INFINITY };
+
+type Opts = {
+  nullable?: boolean;
+  percent?: boolean;
+  range?: ValueRange;
+  owned?: boolean;
+  maxLength?: number;
+};
 type Spec = Omit<FieldSpec, 'description'>;
 const f = (name: string, kind: FieldKind, o: Opts = {}): Spec => ({
   name,
   kind,
   nullable: o.nullable ?? true,
   percent: o.percent ?? false,
+  range: o.range ?? (o.percent ? PERCENT : null),
   owned: o.owned ?? false,
   maxLength: o.maxLength ?? MAX_STRING_LENGTH.name,
 });
@@ -85,9 +108,9 @@ const series = (prefix: string, count: number) =>
 const phases = (prefix: string) => [1, 2, 3].map((i) => `${prefix}L${i}`);
 
 const COMMON: readonly Spec[] = [
-  f('id', 'integer', { nullable: false, owned: true }),
-  f('installationId', 'integer', { owned: true }),
-  f('gatewayId', 'integer'),
+  f('id', 'integer', { nullable: false, owned: true, range: ID }),
+  f('installationId', 'integer', { owned: true, range: ID }),
+  f('gatewayId', 'integer', { range: ID }),
   f('manufacturer', 'string'),
   f('model', 'string'),
   f('version', 'string'),
@@ -102,8 +125,8 @@ const INVERTER: readonly Spec[] = [
   f('status', 'sunspec'),
   f('vendorStatusString', 'string', { maxLength: MAX_STRING_LENGTH.text }),
   f('isOffGrid', 'boolean'),
-  f('maxChargePower', 'integer'),
-  f('maxDischargePower', 'integer'),
+  f('maxChargePower', 'integer', { range: MAGNITUDE }),
+  f('maxDischargePower', 'integer', { range: MAGNITUDE }),
   ...nums('powerAc', ...AC_PHASES),
   ...nums('frequency', 'powerApparentAc', 'powerReactiveAc', 'powerFactor', 'backupPowerAc'),
   ...nums('powerDc', 'powerDcPvTotal'),
@@ -112,7 +135,7 @@ const INVERTER: readonly Spec[] = [
 ];
 
 const BATTERY: readonly Spec[] = [
-  f('inverterId', 'integer'),
+  f('inverterId', 'integer', { range: ID }),
   f('status', 'integer'),
   ...nums('powerDc', 'voltageDc', 'currentDc'),
   f('soe', 'number', { percent: true }),
@@ -120,7 +143,8 @@ const BATTERY: readonly Spec[] = [
   ...nums('temperature', 'minCellTemperature', 'avgCellTemperature', 'maxCellTemperature'),
   ...nums('minCellVoltage', 'avgCellVoltage', 'maxCellVoltage'),
   ...nums('ratedEnergy', 'maximumEnergy', 'availableEnergy'),
-  ...nums('maxChargeContinuousPower', 'maxDischargeContinuousPower'),
+  f('maxChargeContinuousPower', 'number', { range: MAGNITUDE }),
+  f('maxDischargeContinuousPower', 'number', { range: MAGNITUDE }),
   f('minSoe', 'integer', { percent: true }),
   f('maxSoe', 'integer', { percent: true }),
 ];
@@ -224,9 +248,25 @@ export const passThroughValueSchema = z
 
 const SUNSPEC_INGEST =
   'SunSpec operating state integer (model 101-103 St), served normalized to { rawValue, name }: 1 OFF, 2 SLEEPING, 3 STARTING, 4 MPPT, 5 THROTTLED, 6 SHUTTING_DOWN, 7 FAULT, 8 STANDBY; any other value is served as null.';
-const PERCENT_INGEST = ' Sent outside 0-100, it is stored as null (the rest of the event applies).';
+/** What ingest does with a value outside a field's range, as its description says it. */
+const outsideText = (r: ValueRange): string =>
+  `Sent ${Number.isFinite(r.max) ? `outside ${r.min}-${r.max}` : r.min === 0 ? 'negative' : `below ${r.min}`}, it is stored as null (the rest of the event applies).`;
 
-/** A field's value type, undescribed; `served`: as the API writes it (percent within 0-100). */
+/** Whether a number is outside a field's range (ingest stores it as null). */
+export const outsideRange = (r: ValueRange, value: number): boolean =>
+  value < r.min || value > r.max;
+
+/** A number type within a range: `int` for integers, with its JSON Schema bounds. */
+function withinRange(kind: FieldKind, percent: boolean, r: ValueRange): z.ZodType {
+  if (kind === 'integer') {
+    const int = (percent ? z.int() : int64()).min(r.min);
+    return Number.isFinite(r.max) ? int.max(r.max) : int;
+  }
+  const n = z.number().min(r.min);
+  return Number.isFinite(r.max) ? n.max(r.max) : n;
+}
+
+/** A field's value type, undescribed; `served`: as the API writes it (within its range). */
 export function fieldValueSchema(spec: FieldSpec, served = false): z.ZodType {
   let base: z.ZodType;
   if (spec.kind === 'any') base = passThroughValueSchema;
@@ -235,8 +275,7 @@ export function fieldValueSchema(spec: FieldSpec, served = false): z.ZodType {
   else if (spec.kind === 'string') base = z.string().max(spec.maxLength);
   // A negative count has no meaning; reject it rather than serve it.
   else if (spec.name === 'relayCount') base = int64().min(0);
-  else if (spec.percent && served)
-    base = (spec.kind === 'integer' ? z.int() : z.number()).min(0).max(100);
+  else if (spec.range && served) base = withinRange(spec.kind, spec.percent, spec.range);
   else base = BASE[spec.kind]();
   // The sunspec status is nullable whatever the table says: unknown values become null.
   return spec.nullable || spec.kind === 'sunspec' || spec.kind === 'any' ? base.nullable() : base;
@@ -247,8 +286,8 @@ export function ingestFieldSchema(spec: FieldSpec): z.ZodType {
   const description =
     spec.kind === 'sunspec'
       ? SUNSPEC_INGEST
-      : spec.percent
-        ? `${spec.description}${PERCENT_INGEST}`
+      : spec.range
+        ? `${spec.description} ${outsideText(spec.range)}`
         : spec.description;
   return fieldValueSchema(spec).meta({ description });
 }

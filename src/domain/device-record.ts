@@ -5,9 +5,11 @@ import {
   type DeviceCategory,
   type FieldSpec,
   fieldValueSchema,
+  outsideRange,
   perCategory,
   REQUIRED_ON_CREATE,
   TRIMMED_FIELDS,
+  type ValueRange,
 } from './device-fields.js';
 import type { DeviceStateEvent, IngestValue } from './events.js';
 import { normalizeSunSpecStatus, type SunSpecStatus } from './sunspec.js';
@@ -35,8 +37,8 @@ export type ApplyResult =
       readonly kind: 'applied';
       readonly record: DeviceRecord;
       readonly meta: DeviceMeta;
-      /** Percent fields sent outside 0-100, stored as null. */
-      readonly nulledPercentFields: readonly string[];
+      /** Fields sent outside their range (percent 0-100, ids, magnitudes), stored as null. */
+      readonly nulledFields: readonly string[];
     }
   | {
       /** Older than the last applied event: state untouched, firstSeenDate possibly lowered. */
@@ -52,7 +54,7 @@ export type ApplyResult =
     };
 
 /** What ingest does to a field's value besides storing it (events.md's clean-ups). */
-const Treat = { Plain: 0, Trim: 1, SunSpec: 2, Percent: 3 } as const;
+const Treat = { Plain: 0, Trim: 1, SunSpec: 2, Ranged: 3 } as const;
 type Treat = (typeof Treat)[keyof typeof Treat];
 
 /** Per category, the fields an event may set, by name (the projection-owned ones left out). */
@@ -63,13 +65,23 @@ const INGEST_TREATS = perCategory((c) => {
       ? Treat.Trim
       : c === 'inverter' && spec.name === 'status'
         ? Treat.SunSpec
-        : spec.percent
-          ? Treat.Percent
+        : spec.range
+          ? Treat.Ranged
           : Treat.Plain;
   return new Map(
     DEVICE_FIELDS[c].filter((spec) => !spec.owned).map((spec) => [spec.name, treatOf(spec)]),
   );
 });
+
+/** Per category, the range of each ranged field an event may set. */
+const INGEST_RANGES = perCategory(
+  (c) =>
+    new Map(
+      DEVICE_FIELDS[c].flatMap((spec) =>
+        !spec.owned && spec.range ? [[spec.name, spec.range] as const] : [],
+      ),
+    ),
+);
 
 /**
  * Per category, a record of every key in spec order, all null, with fast properties: a record
@@ -155,6 +167,7 @@ export function applyDeviceState(
         : { ...current };
   let nulled: string[] | null = null;
   const treats = INGEST_TREATS[category];
+  const ranges = INGEST_RANGES[category];
   for (const name in state) {
     const treat = treats.get(name);
     if (treat === undefined || !Object.hasOwn(state, name)) continue;
@@ -162,7 +175,7 @@ export function applyDeviceState(
     if (treat === Treat.Plain || value === null) next[name] = value;
     else if (treat === Treat.Trim) next[name] = cleanText(value as string);
     else if (treat === Treat.SunSpec) next[name] = normalizeSunSpecStatus(value as number);
-    else if (typeof value === 'number' && (value < 0 || value > 100)) {
+    else if (typeof value === 'number' && outsideRange(ranges.get(name) as ValueRange, value)) {
       next[name] = null;
       if (nulled === null) nulled = [name];
       else nulled.push(name);
@@ -182,7 +195,7 @@ export function applyDeviceState(
     kind: 'applied',
     record: next,
     meta: { firstSeenMs, lastSeenMs: observedMs },
-    nulledPercentFields: nulled ?? NOTHING_NULLED,
+    nulledFields: nulled ?? NOTHING_NULLED,
   };
 }
 
@@ -246,8 +259,8 @@ const sunSpecStatusSchema = z.object({ rawValue: z.int(), name: z.string() });
 
 function storedFieldSchema(category: DeviceCategory, spec: FieldSpec): z.ZodType {
   if (category === 'inverter' && spec.name === 'status') return sunSpecStatusSchema.nullable();
-  // Stored percent values were range-checked at ingest; reading back needs the type only.
-  return fieldValueSchema({ ...spec, percent: false });
+  // Stored values were range-checked at ingest; reading back needs the type only.
+  return fieldValueSchema(spec);
 }
 
 const STORED_SCHEMAS = perCategory(

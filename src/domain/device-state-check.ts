@@ -5,6 +5,7 @@ import {
   INGEST_FIELDS,
   perCategory,
 } from './device-fields.js';
+import { MAX_STRING_LENGTH } from './limits.js';
 
 // A fast acceptance test for device.state, the one event type that arrives by the thousand per
 // second: plain type checks built from the same field table as the zod schemas. It only ever
@@ -78,7 +79,9 @@ export function surelyValidDeviceState(
   const checks = CHECKS[category];
   if (checks === null) return null;
   if (!isId(obj.installationId) || !isId(obj.deviceId)) return null;
-  if (typeof obj.observedAt !== 'string' || parseDateTime(obj.observedAt) === null) return null;
+  const at = obj.observedAt;
+  if (typeof at !== 'string' || at.length > MAX_STRING_LENGTH.dateTime) return null;
+  if (parseDateTime(at) === null) return null;
   const state = obj.state;
   if (state === null || typeof state !== 'object' || Array.isArray(state)) return null;
   let unknown = 0;

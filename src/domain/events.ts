@@ -14,6 +14,9 @@ import { dateTimeSchema, idSchema } from './schema-primitives.js';
 // The zod schemas of every event on the three input topics (spec/events.md). The consumers
 // validate with them and the producer JSON Schemas are generated from them.
 
+/** A name as the contracts write it: `energyMeter` -> `EnergyMeter`. */
+export const pascal = (s: string) => `${s.charAt(0).toUpperCase()}${s.slice(1)}`;
+
 // Descriptions of the fields several events share.
 const eventType = <T extends string>(type: T) =>
   z.literal(type).meta({ description: `The event type: always \`${type}\`.` });
@@ -38,7 +41,10 @@ export const installationUpsertedSchema = z
         "The owning company's id: a company-owned application reads the installation through it. null: no company.",
     }),
   })
-  .meta({ description: 'An installation and its owning company; last writer wins by occurredAt.' });
+  .meta({
+    title: 'InstallationUpserted',
+    description: 'An installation and its owning company; last writer wins by occurredAt.',
+  });
 
 export const installationDeletedSchema = z
   .object({
@@ -49,6 +55,7 @@ export const installationDeletedSchema = z
     ),
   })
   .meta({
+    title: 'InstallationDeleted',
     description: 'Removes the installation, its devices and its energy flow from every response.',
   });
 
@@ -70,6 +77,7 @@ export type InstallationsEvent = InstallationUpsertedEvent | InstallationDeleted
 /** The `state` object of each category, named in the contracts (`InverterState`, …). */
 export const STATE_SCHEMAS = perCategory((c) =>
   stateSchema(c).meta({
+    title: `${pascal(c)}State`,
     description: `The ${c} fields a producer may send, each optional; other keys are dropped and counted.`,
   }),
 );
@@ -83,7 +91,7 @@ export function deviceStateSchema(category: DeviceCategory) {
       ),
       // Titled: a generator that turns the discriminator into an enum names it by this.
       category: z.literal(category).meta({
-        title: `${category.charAt(0).toUpperCase()}${category.slice(1)}Category`,
+        title: `${pascal(category)}Category`,
         description: CATEGORY_DESCRIPTION,
       }),
       deviceId: idSchema.meta({ description: DEVICE_ID_DESCRIPTION }),
@@ -96,6 +104,7 @@ export function deviceStateSchema(category: DeviceCategory) {
       }),
     })
     .meta({
+      title: `${pascal(category)}StateEvent`,
       description: `A ${category}'s observed state: any subset of its fields; last writer wins by observedAt.`,
     });
 }
@@ -114,7 +123,10 @@ export const deviceRemovedSchema = z
     deviceId: idSchema.meta({ description: DEVICE_ID_DESCRIPTION }),
     occurredAt: occurredAtOf('the removal'),
   })
-  .meta({ description: "Removes a device from its installation's device list and energy flow." });
+  .meta({
+    title: 'DeviceRemoved',
+    description: "Removes a device from its installation's device list and energy flow.",
+  });
 
 export const telemetryEventSchema = z.union([
   ...DEVICE_CATEGORIES.map((c) => DEVICE_STATE_SCHEMAS[c]),
@@ -160,7 +172,10 @@ export const applicationOwnerSchema = z
     }),
     id: idSchema.meta({ description: 'The owning user id or company id.' }),
   })
-  .meta({ description: "The application's owner, whose own access it needs as well as a grant." });
+  .meta({
+    title: 'ApplicationOwner',
+    description: "The application's owner, whose own access it needs as well as a grant.",
+  });
 
 const APPLICATION_ID = 'The application; also in the message key `app:<applicationId>`.';
 
@@ -180,14 +195,20 @@ export const applicationUpsertedSchema = z
         "the application's API request budget per minute when quotas are on; absent: the configured default",
     }),
   })
-  .meta({ description: 'An application, its owner, enabled or not.' });
+  .meta({
+    title: 'ApplicationUpserted',
+    description: 'An application, its owner, enabled or not.',
+  });
 export const applicationDeletedSchema = z
   .object({
     type: eventType('application.deleted'),
     occurredAt,
     applicationId: applicationIdOf(APPLICATION_ID),
   })
-  .meta({ description: 'Deletes an application; its keys stop working.' });
+  .meta({
+    title: 'ApplicationDeleted',
+    description: 'Deletes an application; its keys stop working.',
+  });
 export const apiKeyCreatedSchema = z
   .object({
     type: eventType('apiKey.created'),
@@ -200,6 +221,7 @@ export const apiKeyCreatedSchema = z
     }),
   })
   .meta({
+    title: 'ApiKeyCreated',
     description: 'An API key, by the SHA-256 of the whole key string; never the key itself.',
   });
 export const apiKeyRevokedSchema = z
@@ -208,7 +230,7 @@ export const apiKeyRevokedSchema = z
     occurredAt,
     keyId: keyIdSchema,
   })
-  .meta({ description: 'Revokes an API key.' });
+  .meta({ title: 'ApiKeyRevoked', description: 'Revokes an API key.' });
 const grant = {
   occurredAt,
   applicationId: applicationIdOf(
@@ -217,10 +239,12 @@ const grant = {
   installationId: installationIdOf('The installation granted.'),
 };
 export const grantAddedSchema = z.object({ type: eventType('grant.added'), ...grant }).meta({
+  title: 'GrantAdded',
   description:
     "Grants an application read access to an installation (its owner's access is needed too).",
 });
 export const grantRemovedSchema = z.object({ type: eventType('grant.removed'), ...grant }).meta({
+  title: 'GrantRemoved',
   description: 'Removes a grant.',
 });
 const membership = {
@@ -235,13 +259,16 @@ export const membershipAddedSchema = z
     type: eventType('membership.added'),
     ...membership,
   })
-  .meta({ description: "A user's direct membership of an installation." });
+  .meta({
+    title: 'MembershipAdded',
+    description: "A user's direct membership of an installation.",
+  });
 export const membershipRemovedSchema = z
   .object({
     type: eventType('membership.removed'),
     ...membership,
   })
-  .meta({ description: 'Removes a membership.' });
+  .meta({ title: 'MembershipRemoved', description: 'Removes a membership.' });
 
 export const accessEventSchema = z.discriminatedUnion('type', [
   applicationUpsertedSchema,

@@ -59,6 +59,7 @@ export const installationSchema = z
     creationDate: dateTimeSchema.nullable().meta({ description: m.creationDate }),
   })
   .meta({
+    title: 'Installation',
     description: 'An installation: all twelve fields always present, null where unknown.',
   });
 

@@ -11,6 +11,13 @@ export const MAX_STRING_LENGTH = {
   name: 256,
   /** Free text: street address, vendor status strings. */
   text: 1024,
+  /**
+   * Date-times (occurredAt, observedAt, expiresAt, creationDate): `2024-03-01T10:00:00.123456789+01:00`,
+   * nanoseconds (the finest precision clocks and libraries write, e.g. Go's RFC3339Nano) with
+   * an `±hh:mm` offset, is 35. A length, not a digit count in the pattern: an over-long one is
+   * then `exceeds_limits` like any other string, and every validator reads `maxLength`.
+   */
+  dateTime: 35,
 } as const;
 
 /**

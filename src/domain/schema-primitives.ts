@@ -7,9 +7,15 @@ import { MAX_STRING_LENGTH } from './limits.js';
 /** Positive integer within JavaScript's safe range; generators should make it 64-bit. */
 export const idSchema = z.int().positive().meta({ format: 'int64' });
 
-/** RFC 3339 date-time with a mandatory offset (`Z` or `±hh:mm`). */
-export const dateTimeSchema = z.iso
-  .datetime({ offset: true, abort: true })
+/**
+ * RFC 3339 date-time with a mandatory offset (`Z` or `±hh:mm`), at most
+ * MAX_STRING_LENGTH.dateTime characters: the length first, so an over-long one is
+ * `exceeds_limits` whatever it holds (the pattern allows any number of fraction digits).
+ */
+export const dateTimeSchema = z
+  .string()
+  .max(MAX_STRING_LENGTH.dateTime, { abort: true })
+  .check(z.iso.datetime({ offset: true, abort: true }))
   .refine((s) => parseDateTime(s) !== null, 'date-time out of range');
 
 const canonicalZones = new Set(Intl.supportedValuesOf('timeZone'));

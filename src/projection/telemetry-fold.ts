@@ -32,7 +32,7 @@ export type ProjectionEvent = TelemetryEvent | DeviceReleasedEvent;
 export type EventOutcome =
   | {
       readonly kind: 'applied';
-      readonly nulledPercentFields: readonly string[];
+      readonly nulledFields: readonly string[];
       readonly moved: boolean;
     }
   | { readonly kind: 'stale' }
@@ -247,10 +247,10 @@ class FoldRun {
   }
 }
 
-const APPLIED: EventOutcome = { kind: 'applied', nulledPercentFields: [], moved: false };
+const APPLIED: EventOutcome = { kind: 'applied', nulledFields: [], moved: false };
 /** The common outcome is one shared object: nothing nulled, no move. */
 const applied = (nulled: readonly string[], moved: boolean): EventOutcome =>
-  nulled.length === 0 && !moved ? APPLIED : { kind: 'applied', nulledPercentFields: nulled, moved };
+  nulled.length === 0 && !moved ? APPLIED : { kind: 'applied', nulledFields: nulled, moved };
 const STALE: EventOutcome = { kind: 'stale' };
 const INTERNAL: EventOutcome = { kind: 'internal' };
 
@@ -272,7 +272,7 @@ function applyState(run: FoldRun, event: DeviceStateEvent): EventOutcome {
     return STALE;
   }
   run.update(inst, field, mine, result.record, result.meta);
-  return applied(result.nulledPercentFields, false);
+  return applied(result.nulledFields, false);
 }
 
 /** A device its installation does not hold: new, or met in another installation than its last. */
@@ -310,7 +310,7 @@ function applyUnheld(
   // A claim recorded by an attempt that stopped before its release went out: send it again.
   else if (entry.inst === inst && entry.lastMs === observedMs && entry.prev !== null)
     run.release(entry.prev, category, deviceId, observedMs, inst);
-  return applied(result.nulledPercentFields, elsewhere);
+  return applied(result.nulledFields, elsewhere);
 }
 
 function applyRemoval(run: FoldRun, event: DeviceRemovedEvent): EventOutcome {

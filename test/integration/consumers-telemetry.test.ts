@@ -86,7 +86,7 @@ describe('telemetry projection', () => {
     expect(devices[`battery:${dev(inst, 2)}`]?.soh).toBe(90);
     expect(devices[`battery:${dev(inst, 2)}`]?.minSoe).toBeNull();
     await h.counted('ingest_unknown_fields_dropped_total', 1);
-    await h.counted('ingest_percent_out_of_range_total', 1, { field: 'soe' });
+    await h.counted('ingest_out_of_range_total', 1, { field: 'soe' });
 
     const flow = await until('the flow', () => flowOf(h, inst));
     expect(flow.data).toMatchObject({

@@ -232,10 +232,37 @@ describe('applyDeviceState: clean-ups', () => {
     expect(r.record.minSoe).toBe(0);
     expect(r.record.maxSoe).toBe(100);
     expect(r.record.powerDc).toBe(5);
-    expect(r.nulledPercentFields).toEqual(['soe', 'soh']);
+    expect(r.nulledFields).toEqual(['soe', 'soh']);
     const next = applied(applyDeviceState(r.record, event({ minSoe: 200 }, T0 + 1), opts, r.meta));
     expect(next.record.minSoe).toBeNull();
-    expect(next.nulledPercentFields).toEqual(['minSoe']);
+    expect(next.nulledFields).toEqual(['minSoe']);
+  });
+
+  it('nulls link ids below 1 and negative magnitudes the same way, keeps 0 and 1', () => {
+    const battery = create({
+      gatewayId: 0,
+      inverterId: -3,
+      maxChargeContinuousPower: -5,
+      maxDischargeContinuousPower: 0,
+    });
+    expect(battery.record).toMatchObject({
+      gatewayId: null,
+      inverterId: null,
+      maxChargeContinuousPower: null,
+      maxDischargeContinuousPower: 0,
+    });
+    expect(battery.nulledFields).toEqual(['gatewayId', 'inverterId', 'maxChargeContinuousPower']);
+    const inverter = create(
+      { gatewayId: 1, maxChargePower: -1, maxDischargePower: 0 },
+      T0,
+      'inverter',
+    );
+    expect(inverter.record).toMatchObject({
+      gatewayId: 1,
+      maxChargePower: null,
+      maxDischargePower: 0,
+    });
+    expect(inverter.nulledFields).toEqual(['maxChargePower']);
   });
 });
 

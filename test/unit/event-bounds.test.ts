@@ -7,8 +7,9 @@ import {
 } from '../../src/domain/event-parse.js';
 import { MAX_MESSAGE_BYTES, MAX_STRING_LENGTH } from '../../src/domain/limits.js';
 
-// docs/events.md "Limits": a value over its topic's maximum size, or a string over its field's
-// maximum length, is rejected as `exceeds_limits`; and a missing field says it is missing.
+// docs/events.md "Limits": a value over its topic's maximum size, or a string (a date-time too)
+// over its field's maximum length, is rejected as `exceeds_limits`; and a missing field says it
+// is missing.
 
 const at = '2024-03-01T10:00:00Z';
 const json = (v: unknown) => JSON.stringify(v);
@@ -66,6 +67,46 @@ describe('bounds on valid input', () => {
     );
     const address = `${'a'.repeat(MAX_STRING_LENGTH.text)}a`;
     expect(rejection(parseInstallationsMessage(upsert({ address })))).toMatch(/^exceeds_limits/);
+  });
+
+  it('accepts every date-time at its maximum length and rejects one character more', () => {
+    // 35 characters: nanoseconds and an offset. The pattern alone allows any number of digits.
+    const longest = '2024-03-01T10:00:00.123456789+01:00';
+    expect(longest).toHaveLength(MAX_STRING_LENGTH.dateTime);
+    const over = longest.replace('789', '7890');
+    const removal = (occurredAt: string) =>
+      json({
+        type: 'device.removed',
+        installationId: 42,
+        category: 'battery',
+        deviceId: 1,
+        occurredAt,
+      });
+    const observed = (observedAt: string) =>
+      json({ ...JSON.parse(state('battery', { soe: 5 })), observedAt });
+    const key = (expiresAt: string) =>
+      json({
+        type: 'apiKey.created',
+        occurredAt: at,
+        keyId: 'k1',
+        applicationId: 17,
+        keyHash: 'a'.repeat(64),
+        expiresAt,
+      });
+    const cases: [string, (at: string) => { ok: boolean; reason?: string; detail?: string }][] = [
+      ['observedAt', (v) => parseTelemetryMessage(observed(v))],
+      ['occurredAt', (v) => parseTelemetryMessage(removal(v))],
+      ['installation.creationDate', (v) => parseInstallationsMessage(upsert({ creationDate: v }))],
+      ['expiresAt', (v) => parseAccessMessage(key(v), 'key:k1')],
+    ];
+    for (const [field, parse] of cases) {
+      expect(rejection(parse(longest)), field).toBe('ok');
+      expect(rejection(parse(over)), field).toMatch(new RegExp(`^exceeds_limits: ${field}: `));
+      // However long, and whatever it holds: never read as a date.
+      expect(rejection(parse(`${longest.slice(0, 20)}${'1'.repeat(30_000)}Z`)), field).toMatch(
+        /^exceeds_limits/,
+      );
+    }
   });
 
   it("rejects a value over its topic's maximum size before parsing it", () => {

@@ -144,7 +144,7 @@ describe('telemetry fold: one installation', () => {
     ]);
     expect(r.outcomes[0]).toMatchObject({ kind: 'rejected', reason: 'future_observed_at' });
     expect(r.outcomes[1]).toMatchObject({ kind: 'rejected', reason: 'missing_required_fields' });
-    expect(r.outcomes[2]).toMatchObject({ kind: 'applied', nulledPercentFields: ['soe', 'soh'] });
+    expect(r.outcomes[2]).toMatchObject({ kind: 'applied', nulledFields: ['soe', 'soh'] });
   });
 
   it('removes a device and ignores observations older than the removal', () => {

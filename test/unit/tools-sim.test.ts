@@ -119,7 +119,7 @@ describe('simulator: events', () => {
           current?.meta,
         );
         if (applied.kind !== 'applied') throw new Error(`not applied: ${JSON.stringify(applied)}`);
-        expect(applied.nulledPercentFields).toEqual([]);
+        expect(applied.nulledFields).toEqual([]);
         records.set(id, {
           record: applied.record,
           meta: applied.meta,

@@ -201,7 +201,7 @@ export interface components {
             installationId: number | null;
             /**
              * Format: int64
-             * @description The linked gateway's id; null when none is assigned.
+             * @description The linked gateway's id, a positive integer; null when none is assigned.
              */
             gatewayId: number | null;
             /** @description Manufacturer name as reported; null bytes and leading/trailing white space are removed at ingest; blank becomes null. null: unknown, unavailable or unsupported (not zero). */
@@ -330,7 +330,7 @@ export interface components {
             installationId: number | null;
             /**
              * Format: int64
-             * @description The linked gateway's id; null when none is assigned.
+             * @description The linked gateway's id, a positive integer; null when none is assigned.
              */
             gatewayId: number | null;
             /** @description Manufacturer name as reported; null bytes and leading/trailing white space are removed at ingest; blank becomes null. null: unknown, unavailable or unsupported (not zero). */
@@ -355,7 +355,7 @@ export interface components {
             lastSeenDate: string | null;
             /**
              * Format: int64
-             * @description The linked inverter's id; null when none is assigned.
+             * @description The linked inverter's id, a positive integer; null when none is assigned.
              */
             inverterId: number | null;
             /**
@@ -419,7 +419,7 @@ export interface components {
             installationId: number | null;
             /**
              * Format: int64
-             * @description The linked gateway's id; null when none is assigned.
+             * @description The linked gateway's id, a positive integer; null when none is assigned.
              */
             gatewayId: number | null;
             /** @description Manufacturer name as reported; null bytes and leading/trailing white space are removed at ingest; blank becomes null. null: unknown, unavailable or unsupported (not zero). */
@@ -492,7 +492,7 @@ export interface components {
             installationId: number | null;
             /**
              * Format: int64
-             * @description The linked gateway's id; null when none is assigned.
+             * @description The linked gateway's id, a positive integer; null when none is assigned.
              */
             gatewayId: number | null;
             /** @description Manufacturer name as reported; null bytes and leading/trailing white space are removed at ingest; blank becomes null. null: unknown, unavailable or unsupported (not zero). */
@@ -579,7 +579,7 @@ export interface components {
             installationId: number | null;
             /**
              * Format: int64
-             * @description The linked gateway's id; null when none is assigned.
+             * @description The linked gateway's id, a positive integer; null when none is assigned.
              */
             gatewayId: number | null;
             /** @description Manufacturer name as reported; null bytes and leading/trailing white space are removed at ingest; blank becomes null. null: unknown, unavailable or unsupported (not zero). */
@@ -629,7 +629,7 @@ export interface components {
             installationId: number | null;
             /**
              * Format: int64
-             * @description The linked gateway's id; null when none is assigned.
+             * @description The linked gateway's id, a positive integer; null when none is assigned.
              */
             gatewayId: number | null;
             /** @description Manufacturer name as reported; null bytes and leading/trailing white space are removed at ingest; blank becomes null. null: unknown, unavailable or unsupported (not zero). */
