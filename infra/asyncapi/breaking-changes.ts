@@ -95,6 +95,10 @@ export function contractOverrides(...docs: readonly Doc[]): Record<string, Rule>
     [`${message}/bindings/kafka`]: SAFE,
     [`${message}/bindings/kafka/bindingVersion`]: SAFE,
     [`${message}/bindings/kafka/key`]: BREAKING,
+    // The consumers' size bound of a value (asyncapi-document.ts): a lower one narrows, and an
+    // edit is judged as one. Stating it is no change: every input topic has had it since 2.0.0,
+    // the major that brought the limits, before the document stated it.
+    [`${message}/x-max-value-bytes`]: rule('non-breaking', 'non-breaking', 'breaking'),
   };
   for (const doc of docs) {
     const channels = (doc.channels ?? {}) as Record<string, { messages?: Record<string, Doc> }>;

@@ -47,7 +47,9 @@ describe('AsyncAPI breaking changes', () => {
     renamed.channels.accessChanges.address = 'access-changes.v2';
     const required = copy(generated);
     required.channels.accessChanges.messages.apiKeyRevoked.payload.required.push('reason');
-    for (const changed of [removed, narrowed, renamed, required])
+    const smaller = copy(generated);
+    smaller.channels.deviceTelemetry.messages.deviceState['x-max-value-bytes'] = 1024;
+    for (const changed of [removed, narrowed, renamed, required, smaller])
       expect(breakingChanges(generated, changed)).toHaveLength(1);
   });
 

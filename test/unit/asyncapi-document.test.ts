@@ -20,6 +20,7 @@ import {
   parseTelemetryMessage,
 } from '../../src/domain/event-parse.js';
 import { accessEventSchema, installationsEventSchema } from '../../src/domain/events.js';
+import { MAX_MESSAGE_BYTES } from '../../src/domain/limits.js';
 import { parseDeviceReleased } from '../../src/projection/device-released.js';
 
 // The committed AsyncAPI document is valid, is what the code generates, and names every topic,
@@ -113,5 +114,27 @@ describe('docs/asyncapi.json', () => {
       }
     }
     expect(checked).toBeGreaterThanOrEqual(15);
+  });
+
+  it("states each input topic's maximum value size, as src/domain/limits.ts has it", () => {
+    const channels = {
+      installations: 'installations',
+      deviceTelemetry: 'telemetry',
+      accessChanges: 'access',
+    } as const;
+    for (const [channel, topic] of Object.entries(channels)) {
+      const bytes = MAX_MESSAGE_BYTES[topic];
+      expect(committed.channels[channel].description).toContain(
+        `${bytes.toLocaleString('en')} bytes (${bytes / 1024} KiB`,
+      );
+      for (const message of Object.values(messagesOf(committed, channel)) as Doc[]) {
+        const tombstone = message.payload.$ref === '#/components/schemas/Tombstone';
+        expect(message['x-max-value-bytes'], `${channel} ${message.name}`).toBe(
+          tombstone ? undefined : bytes,
+        );
+      }
+    }
+    // The broker's limit is another number; the document does not claim it.
+    expect(committedText).not.toContain('max.message.bytes');
   });
 });
