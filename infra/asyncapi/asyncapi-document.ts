@@ -7,6 +7,10 @@ import {
   REPLAY_HEADERS,
   replayLogTopic,
 } from '../../src/domain/dead-letter.js';
+import {
+  FLOW_DERIVATION_RULE,
+  flowDerivationList,
+} from '../../src/domain/energy-flow-derivation.js';
 import { MAX_MESSAGE_BYTES } from '../../src/domain/limits.js';
 import {
   ACCESS_MESSAGES,
@@ -121,7 +125,8 @@ const sizeLimit = (bytes: number) =>
   `A value over ${bytes.toLocaleString('en')} bytes (${bytes / 1024} KiB, as read from the topic) is dead-lettered with reason \`exceeds_limits\` before it is parsed (\`${MAX_VALUE_BYTES_KEY}\` of each message; docs/events.md "Limits").`;
 
 const TELEMETRY_DESCRIPTION = [
-  "Device state observations and removals, keyed by installation id: one installation's devices in one partition. Power in W, energy in Wh; null is unknown, never zero. Signs by category: an energy meter's powerAc is positive for export and negative for import; a battery's powerDc positive for charging; an inverter's powerAc positive when it supplies the AC side; EV charger and boiler powerAc positive for consumption. The energy flow's gridPower is minus the meters' sum (positive import). Worked examples: docs/events.md \"Sign conventions and units\".",
+  "Device state observations and removals, keyed by installation id: one installation's devices in one partition. Power in W, energy in Wh; null is unknown, never zero. Signs by category: an energy meter's powerAc is positive for export and negative for import; a battery's powerDc positive for charging; an inverter's powerAc positive when it supplies the AC side; EV charger and boiler powerAc positive for consumption. Worked examples: docs/events.md \"Sign conventions and units\".",
+  `The energy flow the API serves is derived from these fields, so a producer can check its own data against it. ${FLOW_DERIVATION_RULE}\n${flowDerivationList()}`,
   sizeLimit(MAX_MESSAGE_BYTES.telemetry),
 ].join('\n\n');
 

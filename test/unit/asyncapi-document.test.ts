@@ -14,6 +14,7 @@ import {
   REPLAY_HEADERS,
   replayLogTopic,
 } from '../../src/domain/dead-letter.js';
+import { FLOW_DERIVATION } from '../../src/domain/energy-flow-derivation.js';
 import {
   parseAccessMessage,
   parseInstallationsMessage,
@@ -136,5 +137,13 @@ describe('docs/asyncapi.json', () => {
     }
     // The broker's limit is another number; the document does not claim it.
     expect(committedText).not.toContain('max.message.bytes');
+  });
+
+  it('states how the energy flow is derived, on the telemetry channel', () => {
+    const description = committed.channels.deviceTelemetry.description;
+    for (const row of FLOW_DERIVATION) {
+      for (const field of row.fields) expect(description).toContain(`\`${field}\``);
+      expect(description).toContain(row.from);
+    }
   });
 });
