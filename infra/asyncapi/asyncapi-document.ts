@@ -75,10 +75,10 @@ function message(spec: MessageSpec, headers: Json | null, maxValueBytes?: number
       },
     },
     examples: spec.examples.map((e, i) => ({
-      name: `${spec.name}${i + 1}`,
+      name: e.name ?? `${spec.name}${i + 1}`,
       payload: e.payload,
       // Kafka keys are not headers; the example's key is named in its summary.
-      summary: `message key \`${e.key}\``,
+      summary: e.summary ? `${e.summary} Message key \`${e.key}\`.` : `message key \`${e.key}\``,
     })),
   };
 }
@@ -125,7 +125,7 @@ const sizeLimit = (bytes: number) =>
   `A value over ${bytes.toLocaleString('en')} bytes (${bytes / 1024} KiB, as read from the topic) is dead-lettered with reason \`exceeds_limits\` before it is parsed (\`${MAX_VALUE_BYTES_KEY}\` of each message; docs/events.md "Limits").`;
 
 const TELEMETRY_DESCRIPTION = [
-  "Device state observations and removals, keyed by installation id: one installation's devices in one partition. Power in W, energy in Wh; null is unknown, never zero. Signs by category: an energy meter's powerAc is positive for export and negative for import; a battery's powerDc positive for charging; an inverter's powerAc positive when it supplies the AC side; EV charger and boiler powerAc positive for consumption. Worked examples: docs/events.md \"Sign conventions and units\".",
+  "Device state observations and removals, keyed by installation id: one installation's devices in one partition. Power in W, energy in Wh; null is unknown, never zero. Signs by category: an energy meter's powerAc is positive for export and negative for import; a battery's powerDc positive for charging; an inverter's powerAc positive when it supplies the AC side; EV charger and boiler powerAc positive for consumption. Worked examples: the deviceState message's examples, one per category, and docs/events.md \"Sign conventions and units\".",
   `The energy flow the API serves is derived from these fields, so a producer can check its own data against it. ${FLOW_DERIVATION_RULE}\n${flowDerivationList()}`,
   sizeLimit(MAX_MESSAGE_BYTES.telemetry),
 ].join('\n\n');

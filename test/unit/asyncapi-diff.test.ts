@@ -53,13 +53,15 @@ describe('AsyncAPI breaking changes', () => {
       expect(breakingChanges(generated, changed)).toHaveLength(1);
   });
 
-  it('lets a new optional field, a new channel or a new description through', () => {
+  it('lets a new optional field, a new channel, a new description or example through', () => {
     const widened = copy(generated);
     widened.channels.deviceTelemetry.messages.deviceRemoved.payload.properties.note = {
       type: 'string',
     };
     widened.channels.deviceTelemetry.messages.deviceRemoved.summary = 'changed words';
     widened.channels.extra = { address: 'extra.v1', messages: {} };
+    widened.channels.deviceTelemetry.messages.deviceState.examples[0].payload.state = { soe: 1 };
+    widened.channels.deviceTelemetry.messages.deviceState.examples.pop();
     expect(breakingChanges(generated, widened)).toEqual([]);
   });
 });

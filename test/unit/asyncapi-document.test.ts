@@ -106,7 +106,7 @@ describe('docs/asyncapi.json', () => {
     for (const [channel, accept] of Object.entries(accepts)) {
       for (const message of Object.values(messagesOf(committed, channel)) as Doc[]) {
         for (const example of message.examples) {
-          const key = /`([^`]+)`/.exec(example.summary)?.[1] ?? '';
+          const key = /key `([^`]+)`/.exec(example.summary)?.[1] ?? '';
           const value = example.payload === null ? null : JSON.stringify(example.payload);
           expect(accept(value, key), `${channel} ${message.name}`).toBe(true);
           expect(key).toMatch(new RegExp(message.bindings.kafka.key.pattern));
@@ -137,6 +137,15 @@ describe('docs/asyncapi.json', () => {
     }
     // The broker's limit is another number; the document does not claim it.
     expect(committedText).not.toContain('max.message.bytes');
+  });
+
+  it('gives a device.state example per category, its situation and flow in the summary', () => {
+    const { examples } = messagesOf(committed, 'deviceTelemetry').deviceState;
+    expect(examples.map((e: Doc) => e.payload.category).sort()).toEqual(
+      ['battery', 'boiler', 'energyMeter', 'evCharger', 'inverter', 'relay'].sort(),
+    );
+    for (const example of examples)
+      expect(example.summary).toMatch(/Energy flow of this device alone: /);
   });
 
   it('states how the energy flow is derived, on the telemetry channel', () => {
