@@ -8,6 +8,11 @@ import {
   replayLogTopic,
 } from '../../src/domain/dead-letter.js';
 import {
+  FLOW_DERIVATION_RULE,
+  flowDerivationList,
+} from '../../src/domain/energy-flow-derivation.js';
+import { MAX_MESSAGE_BYTES } from '../../src/domain/limits.js';
+import {
   ACCESS_MESSAGES,
   DEVICE_MOVES_MESSAGES,
   INSTALLATIONS_MESSAGES,
@@ -45,7 +50,14 @@ const replayHeaderSchemas: Json = {
   },
 };
 
-function message(spec: MessageSpec, headers: Json | null): Json {
+/**
+ * The largest value a consumer reads, in bytes (src/domain/limits.ts): a specification
+ * extension, not the Kafka binding's `max.message.bytes`, which is the broker's own limit and
+ * another number (tools/create-topics.ts leaves it at the broker's default).
+ */
+const MAX_VALUE_BYTES_KEY = 'x-max-value-bytes';
+
+function message(spec: MessageSpec, headers: Json | null, maxValueBytes?: number): Json {
   return {
     name: spec.name,
     title: spec.title,
@@ -53,6 +65,10 @@ function message(spec: MessageSpec, headers: Json | null): Json {
     contentType: 'application/json',
     ...(headers ? { headers } : {}),
     payload: payloadOf(spec),
+    // A tombstone has no value to bound.
+    ...(maxValueBytes !== undefined && spec.schema !== null
+      ? { [MAX_VALUE_BYTES_KEY]: maxValueBytes }
+      : {}),
     bindings: {
       kafka: {
         key: { type: 'string', description: spec.key.description, ...pattern(spec.key.pattern) },
@@ -60,10 +76,10 @@ function message(spec: MessageSpec, headers: Json | null): Json {
       },
     },
     examples: spec.examples.map((e, i) => ({
-      name: `${spec.name}${i + 1}`,
+      name: e.name ?? `${spec.name}${i + 1}`,
       payload: e.payload,
       // Kafka keys are not headers; the example's key is named in its summary.
-      summary: `message key \`${e.key}\``,
+      summary: e.summary ? `${e.summary} Message key \`${e.key}\`.` : `message key \`${e.key}\``,
     })),
   };
 }
@@ -101,8 +117,21 @@ function channel(
   };
 }
 
-const messagesOf = (specs: readonly MessageSpec[], headers: Json | null): Json =>
-  Object.fromEntries(specs.map((s) => [s.name, message(s, headers)]));
+const messagesOf = (
+  specs: readonly MessageSpec[],
+  headers: Json | null,
+  maxValueBytes?: number,
+): Json => Object.fromEntries(specs.map((s) => [s.name, message(s, headers, maxValueBytes)]));
+
+/** The size bound of an input topic, as its channel's description states it. */
+const sizeLimit = (bytes: number) =>
+  `A value over ${bytes.toLocaleString('en')} bytes (${bytes / 1024} KiB, as read from the topic) is dead-lettered with reason \`exceeds_limits\` before it is parsed (\`${MAX_VALUE_BYTES_KEY}\` of each message; docs/events.md "Limits").`;
+
+const TELEMETRY_DESCRIPTION = [
+  "Device state observations and removals, keyed by installation id: one installation's devices in one partition. Power in W, energy in Wh; null is unknown, never zero. Signs by category: an energy meter's powerAc is positive for export and negative for import; a battery's powerDc positive for charging; an inverter's powerAc positive when it supplies the AC side; EV charger and boiler powerAc positive for consumption. Worked examples: the deviceState message's examples, one per category, and docs/events.md \"Sign conventions and units\".",
+  `The energy flow the API serves is derived from these fields, so a producer can check its own data against it. ${FLOW_DERIVATION_RULE}\n${flowDerivationList()}`,
+  sizeLimit(MAX_MESSAGE_BYTES.telemetry),
+].join('\n\n');
 
 function deadLetterMessage(): Json {
   const h = DEAD_LETTER_HEADERS;
@@ -205,20 +234,20 @@ export function buildAsyncApiDocument(config: Pick<Config, 'topics' | 'consumer'
     installations: channel(
       installations.topic,
       installations,
-      'Installation metadata and owning company, keyed by installation id (docs/events.md).',
-      messagesOf(INSTALLATIONS_MESSAGES, inputHeaders),
+      `Installation metadata and owning company, keyed by installation id (docs/events.md). ${sizeLimit(MAX_MESSAGE_BYTES.installations)}`,
+      messagesOf(INSTALLATIONS_MESSAGES, inputHeaders, MAX_MESSAGE_BYTES.installations),
     ),
     deviceTelemetry: channel(
       telemetry.topic,
       telemetry,
-      "Device state observations and removals, keyed by installation id: one installation's devices in one partition. Power in W, energy in Wh; null is unknown, never zero. Signs by category: an energy meter's powerAc is positive for export and negative for import; a battery's powerDc positive for charging; an inverter's powerAc positive when it supplies the AC side; EV charger and boiler powerAc positive for consumption. The energy flow's gridPower is minus the meters' sum (positive import). Worked examples: docs/events.md \"Sign conventions and units\".",
-      messagesOf(TELEMETRY_MESSAGES, inputHeaders),
+      TELEMETRY_DESCRIPTION,
+      messagesOf(TELEMETRY_MESSAGES, inputHeaders, MAX_MESSAGE_BYTES.telemetry),
     ),
     accessChanges: channel(
       accessSpec.topic,
       accessSpec,
-      "Applications, API keys (by hash), grants and memberships, keyed by the fact's identity.",
-      messagesOf(ACCESS_MESSAGES, inputHeaders),
+      `Applications, API keys (by hash), grants and memberships, keyed by the fact's identity. ${sizeLimit(MAX_MESSAGE_BYTES.access)}`,
+      messagesOf(ACCESS_MESSAGES, inputHeaders, MAX_MESSAGE_BYTES.access),
     ),
     deviceMoves: channel(
       moves.topic,

@@ -8,6 +8,12 @@ import {
   installationUpsertedSchema,
 } from '../../src/domain/events.js';
 import { deviceReleasedSchema } from '../../src/projection/device-released.js';
+import {
+  flowInWords,
+  WORKED_EXAMPLE_INSTALLATION,
+  WORKED_EXAMPLES,
+  workedExamplePayload,
+} from './worked-examples.js';
 
 // The messages of the AsyncAPI document, one per event type. Payloads come from the zod schemas
 // the consumers validate with (through the same generator as docs/schemas); examples are checked
@@ -24,7 +30,16 @@ export interface MessageSpec {
   /** Its name in components.schemas (the model name generators give it). */
   readonly schemaId?: string;
   readonly key: { readonly description: string; readonly pattern?: string };
-  readonly examples: ReadonlyArray<{ readonly key: string; readonly payload: unknown }>;
+  readonly examples: ReadonlyArray<MessageExample>;
+}
+
+export interface MessageExample {
+  readonly key: string;
+  readonly payload: unknown;
+  /** A machine-friendly name; default: the message's name and the example's number. */
+  readonly name?: string;
+  /** What the example shows; the key is named after it. */
+  readonly summary?: string;
 }
 
 const installationKey = { description: 'the installation id, decimal', pattern: '^[1-9][0-9]*$' };
@@ -94,19 +109,13 @@ export const TELEMETRY_MESSAGES: readonly MessageSpec[] = [
     }),
     schemaId: 'DeviceStateEvent',
     key: installationKey,
-    examples: [
-      {
-        key: '42',
-        payload: {
-          type: 'device.state',
-          installationId: 42,
-          category: 'battery',
-          deviceId: 1001,
-          observedAt: '2024-03-01T10:00:00.250Z',
-          state: { manufacturer: 'BYD ', soe: 55.5, powerDc: -1200 },
-        },
-      },
-    ],
+    // One per category, the worked examples of docs/events.md: situation, signs and flow.
+    examples: WORKED_EXAMPLES.map((e) => ({
+      key: String(WORKED_EXAMPLE_INSTALLATION),
+      payload: workedExamplePayload(e),
+      name: e.name,
+      summary: `${e.situation}. ${e.signs} Energy flow of this device alone: ${flowInWords(e.flow) || 'every field null'}.`,
+    })),
   },
   {
     name: 'deviceRemoved',

@@ -95,6 +95,10 @@ export function contractOverrides(...docs: readonly Doc[]): Record<string, Rule>
     [`${message}/bindings/kafka`]: SAFE,
     [`${message}/bindings/kafka/bindingVersion`]: SAFE,
     [`${message}/bindings/kafka/key`]: BREAKING,
+    // The consumers' size bound of a value (asyncapi-document.ts): a lower one narrows, and an
+    // edit is judged as one. Stating it is no change: every input topic has had it since 2.0.0,
+    // the major that brought the limits, before the document stated it.
+    [`${message}/x-max-value-bytes`]: rule('non-breaking', 'non-breaking', 'breaking'),
   };
   for (const doc of docs) {
     const channels = (doc.channels ?? {}) as Record<string, { messages?: Record<string, Doc> }>;
@@ -146,10 +150,31 @@ export function inlineSchemaRefs(doc: Doc): Doc {
   return Object.keys(otherComponents).length ? { ...out, components: otherComponents } : out;
 }
 
+/**
+ * The document without its messages' examples: they illustrate, they bind no one, and
+ * @asyncapi/diff leaves every change inside one (a field of an example payload) unclassified.
+ */
+function withoutMessageExamples(doc: Doc): Doc {
+  const channels = (doc.channels ?? {}) as Record<string, Doc>;
+  const strip = (messages: Record<string, Doc>) =>
+    Object.fromEntries(
+      Object.entries(messages).map(([id, { examples: _, ...m }]) => [id, m] as const),
+    );
+  return {
+    ...doc,
+    channels: Object.fromEntries(
+      Object.entries(channels).map(([id, ch]) => [
+        id,
+        ch.messages ? { ...ch, messages: strip(ch.messages as Record<string, Doc>) } : ch,
+      ]),
+    ),
+  };
+}
+
 /** The changes from `before` to `after` that break producers: breaking or unclassified. */
 export function breakingChanges(beforeDoc: Doc, afterDoc: Doc): readonly Change[] {
-  const before = inlineSchemaRefs(beforeDoc);
-  const after = inlineSchemaRefs(afterDoc);
+  const before = withoutMessageExamples(inlineSchemaRefs(beforeDoc));
+  const after = withoutMessageExamples(inlineSchemaRefs(afterDoc));
   const output = diff(before, after, { override: contractOverrides(before, after) });
   return [...output.breaking(), ...output.unclassified()] as Change[];
 }

@@ -11,6 +11,7 @@ import {
   TypeScriptFileGenerator,
 } from '@asyncapi/modelina';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEVICE_CATEGORIES } from '../../src/domain/device-fields.js';
 import { ensureCommand, filesUnder, mavenClasspath, npmTool, ROOT, run } from './support/tools.js';
 
 // issue 54 item 3: docs/asyncapi.json as the AsyncAPI tools ship. `asyncapi validate`
@@ -28,6 +29,7 @@ const ASYNCAPI_CLI = '@asyncapi/cli@6.2.0';
 const JACKSON = '2.17.2';
 
 const pascal = (s: string) => `${s.charAt(0).toUpperCase()}${s.slice(1)}`;
+const STATE_MODELS = DEVICE_CATEGORIES.map((c) => `${pascal(c)}StateEvent`);
 
 /** Every example with a value, and the component its message's payload names. */
 function examples(): Array<{ model: string; payload: Doc }> {
@@ -116,7 +118,9 @@ describe('docs/asyncapi.json for the AsyncAPI tools', () => {
       const back = JSON.parse(Model.unmarshal(payload).marshal());
       expect(back, model).toEqual(payload);
     }
-    expect(all.length).toBeGreaterThanOrEqual(13);
+    expect(all.length).toBeGreaterThanOrEqual(18);
+    // Every category's state model, by the worked examples (one per category).
+    expect(all.map((e) => e.model)).toEqual(expect.arrayContaining(STATE_MODELS));
     console.log(
       `modelina typescript: ${models.length} models, ${all.length} examples round-tripped`,
     );
@@ -147,6 +151,7 @@ describe('docs/asyncapi.json for the AsyncAPI tools', () => {
     const sources = [...filesUnder(out, '.java'), join(import.meta.dirname, 'java/RoundTrip.java')];
     run('javac', ['-nowarn', '-cp', classpath, '-d', classes, ...sources], out);
     const input = join(out, 'examples.json');
+    expect(examples().map((e) => e.model)).toEqual(expect.arrayContaining(STATE_MODELS));
     writeFileSync(input, JSON.stringify(examples()));
     const result = run('java', ['-cp', `${classes}:${classpath}`, 'RoundTrip', input], out);
     expect(result.trim()).toBe(`${examples().length} round trips`);

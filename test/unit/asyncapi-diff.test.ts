@@ -47,17 +47,21 @@ describe('AsyncAPI breaking changes', () => {
     renamed.channels.accessChanges.address = 'access-changes.v2';
     const required = copy(generated);
     required.channels.accessChanges.messages.apiKeyRevoked.payload.required.push('reason');
-    for (const changed of [removed, narrowed, renamed, required])
+    const smaller = copy(generated);
+    smaller.channels.deviceTelemetry.messages.deviceState['x-max-value-bytes'] = 1024;
+    for (const changed of [removed, narrowed, renamed, required, smaller])
       expect(breakingChanges(generated, changed)).toHaveLength(1);
   });
 
-  it('lets a new optional field, a new channel or a new description through', () => {
+  it('lets a new optional field, a new channel, a new description or example through', () => {
     const widened = copy(generated);
     widened.channels.deviceTelemetry.messages.deviceRemoved.payload.properties.note = {
       type: 'string',
     };
     widened.channels.deviceTelemetry.messages.deviceRemoved.summary = 'changed words';
     widened.channels.extra = { address: 'extra.v1', messages: {} };
+    widened.channels.deviceTelemetry.messages.deviceState.examples[0].payload.state = { soe: 1 };
+    widened.channels.deviceTelemetry.messages.deviceState.examples.pop();
     expect(breakingChanges(generated, widened)).toEqual([]);
   });
 });

@@ -14,12 +14,14 @@ import {
   REPLAY_HEADERS,
   replayLogTopic,
 } from '../../src/domain/dead-letter.js';
+import { FLOW_DERIVATION } from '../../src/domain/energy-flow-derivation.js';
 import {
   parseAccessMessage,
   parseInstallationsMessage,
   parseTelemetryMessage,
 } from '../../src/domain/event-parse.js';
 import { accessEventSchema, installationsEventSchema } from '../../src/domain/events.js';
+import { MAX_MESSAGE_BYTES } from '../../src/domain/limits.js';
 import { parseDeviceReleased } from '../../src/projection/device-released.js';
 
 // The committed AsyncAPI document is valid, is what the code generates, and names every topic,
@@ -104,7 +106,7 @@ describe('docs/asyncapi.json', () => {
     for (const [channel, accept] of Object.entries(accepts)) {
       for (const message of Object.values(messagesOf(committed, channel)) as Doc[]) {
         for (const example of message.examples) {
-          const key = /`([^`]+)`/.exec(example.summary)?.[1] ?? '';
+          const key = /key `([^`]+)`/.exec(example.summary)?.[1] ?? '';
           const value = example.payload === null ? null : JSON.stringify(example.payload);
           expect(accept(value, key), `${channel} ${message.name}`).toBe(true);
           expect(key).toMatch(new RegExp(message.bindings.kafka.key.pattern));
@@ -113,5 +115,44 @@ describe('docs/asyncapi.json', () => {
       }
     }
     expect(checked).toBeGreaterThanOrEqual(15);
+  });
+
+  it("states each input topic's maximum value size, as src/domain/limits.ts has it", () => {
+    const channels = {
+      installations: 'installations',
+      deviceTelemetry: 'telemetry',
+      accessChanges: 'access',
+    } as const;
+    for (const [channel, topic] of Object.entries(channels)) {
+      const bytes = MAX_MESSAGE_BYTES[topic];
+      expect(committed.channels[channel].description).toContain(
+        `${bytes.toLocaleString('en')} bytes (${bytes / 1024} KiB`,
+      );
+      for (const message of Object.values(messagesOf(committed, channel)) as Doc[]) {
+        const tombstone = message.payload.$ref === '#/components/schemas/Tombstone';
+        expect(message['x-max-value-bytes'], `${channel} ${message.name}`).toBe(
+          tombstone ? undefined : bytes,
+        );
+      }
+    }
+    // The broker's limit is another number; the document does not claim it.
+    expect(committedText).not.toContain('max.message.bytes');
+  });
+
+  it('gives a device.state example per category, its situation and flow in the summary', () => {
+    const { examples } = messagesOf(committed, 'deviceTelemetry').deviceState;
+    expect(examples.map((e: Doc) => e.payload.category).sort()).toEqual(
+      ['battery', 'boiler', 'energyMeter', 'evCharger', 'inverter', 'relay'].sort(),
+    );
+    for (const example of examples)
+      expect(example.summary).toMatch(/Energy flow of this device alone: /);
+  });
+
+  it('states how the energy flow is derived, on the telemetry channel', () => {
+    const description = committed.channels.deviceTelemetry.description;
+    for (const row of FLOW_DERIVATION) {
+      for (const field of row.fields) expect(description).toContain(`\`${field}\``);
+      expect(description).toContain(row.from);
+    }
   });
 });
