@@ -70,7 +70,7 @@ function servedFlow(messages: readonly Json[]): Record<string, number | null> {
     const current: DeviceRecord | null = devices.get(id)?.record ?? null;
     const applied = applyDeviceState(current, event, { ...ingest, nowMs: observedMs });
     if (applied.kind !== 'applied') throw new Error(`${id} ${applied.kind}`);
-    expect(applied.nulledPercentFields).toEqual([]);
+    expect(applied.nulledFields).toEqual([]);
     devices.set(id, { category: event.category, record: applied.record });
   }
   const { data } = computeEnergyFlow([...devices.values()], nowMs, ingest.onlineWindowSeconds);
