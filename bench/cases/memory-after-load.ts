@@ -31,7 +31,8 @@ const PORT = numberArg('port', 19010);
 const MAIN = stringArg('main');
 const EXTRA_ENV = Object.fromEntries(
   (stringArg('env') ?? '')
-    .split(',')
+    // A comma starts the next variable only before NAME=: MALLOC_CONF's own options use commas.
+    .split(/,(?=[A-Z_][A-Z0-9_]*=)/)
     .filter(Boolean)
     .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
 );
@@ -130,7 +131,15 @@ const statusOf = (pid: number, field: string) =>
   1024;
 const probe = () =>
   JSON.parse(readFileSync(memoryFile, 'utf8')) as Record<
-    'rss' | 'heapUsed' | 'heapTotal' | 'external' | 'arrayBuffers' | 'gcRuns' | 'at',
+    | 'rss'
+    | 'heapUsed'
+    | 'heapTotal'
+    | 'external'
+    | 'arrayBuffers'
+    | 'gcRuns'
+    | 'majorGcs'
+    | 'lastMajorGcAt'
+    | 'at',
     number
   >;
 async function metricsRss(): Promise<number> {
@@ -143,10 +152,19 @@ async function atRest(pid: number, label: string, gc = false) {
     const before = probe().gcRuns;
     process.kill(pid, 'SIGUSR2');
     await waitUntil('the probe GC', async () => probe().gcRuns > before, 10_000);
+    // V8 unmaps the pages a GC freed on a background thread: RSS a moment later.
+    await sleep(5_000);
   }
   const m = probe();
+  const rollup = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
+  const rollupOf = (field: string) =>
+    Number(new RegExp(`${field}:\\s+(\\d+)`).exec(rollup)?.[1]) / 1024;
   const figures = {
     rss: statusOf(pid, 'VmRSS'),
+    // Freed with MADV_FREE, still counted in RSS until the kernel needs the pages; and RSS in
+    // transparent huge pages, which a partial free does not return.
+    lazyFree: rollupOf('LazyFree'),
+    hugePages: rollupOf('AnonHugePages'),
     metricsRss: await metricsRss(),
     heapUsed: m.heapUsed / MIB,
     heapTotal: m.heapTotal / MIB,
@@ -154,7 +172,7 @@ async function atRest(pid: number, label: string, gc = false) {
     arrayBuffers: m.arrayBuffers / MIB,
   };
   console.log(
-    `${label.padEnd(26)} rss ${figures.rss.toFixed(0)} MiB (/metrics ${figures.metricsRss.toFixed(0)}), heapUsed ${figures.heapUsed.toFixed(0)}, heapTotal ${figures.heapTotal.toFixed(0)}, external ${figures.external.toFixed(0)}, arrayBuffers ${figures.arrayBuffers.toFixed(0)}`,
+    `${label.padEnd(26)} rss ${figures.rss.toFixed(0)} MiB (/metrics ${figures.metricsRss.toFixed(0)}; lazy-free ${figures.lazyFree.toFixed(0)}, huge pages ${figures.hugePages.toFixed(0)}), heapUsed ${figures.heapUsed.toFixed(0)}, heapTotal ${figures.heapTotal.toFixed(0)}, external ${figures.external.toFixed(0)}, arrayBuffers ${figures.arrayBuffers.toFixed(0)}`,
   );
   return figures;
 }
@@ -186,7 +204,9 @@ try {
   await waitUntil('the probe', async () => probe().at > 0, 10_000);
   // Warm-up: every surface once, so lazily built state is in the baseline, then a rest.
   for (const run of Object.values(surfaces)) await run();
-  await sleep(5_000);
+  // Longer than the API's idle check (api/heap-tuning.ts, two 10 s looks), so the rest before
+  // the load is measured in the state the rest after it is.
+  await sleep(25_000);
   const before = await atRest(api.pid, 'at rest before');
 
   const counts = new Map<string, { n: number; statuses: Record<number, number> }>();
@@ -223,7 +243,16 @@ try {
     );
   }
   agent.destroy();
-  await sleep(IDLE * 1000);
+  // The idle minute in steps: whether V8 collects by itself at rest (its memory reducer), and
+  // what RSS does meanwhile.
+  const majorAtLoadEnd = probe().majorGcs;
+  for (let s = 10; s <= Math.max(IDLE, 10); s += 10) {
+    await sleep(10_000);
+    const m = probe();
+    console.log(
+      `  idle ${String(s).padStart(3)} s: rss ${statusOf(api.pid, 'VmRSS').toFixed(0)} MiB, heapUsed ${(m.heapUsed / MIB).toFixed(0)}, heapTotal ${(m.heapTotal / MIB).toFixed(0)}, major GCs since the load ${m.majorGcs - majorAtLoadEnd}`,
+    );
+  }
   const after = await atRest(api.pid, `at rest after ${IDLE} s idle`);
   const afterGc = await atRest(api.pid, 'after a full GC', true);
   console.log(

@@ -1,5 +1,6 @@
 import { renameSync, writeFileSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
+import { constants, PerformanceObserver } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
@@ -20,10 +21,22 @@ if (!file) throw new Error('MEMORY_FILE is required');
 const sample = (gcRuns: number) => {
   writeFileSync(
     `${file}.tmp`,
-    JSON.stringify({ ...process.memoryUsage(), gcRuns, at: Date.now() }),
+    JSON.stringify({ ...process.memoryUsage(), gcRuns, majorGcs, lastMajorGcAt, at: Date.now() }),
   );
   renameSync(`${file}.tmp`, file);
 };
+// Major GCs V8 ran by itself (not the probe's): whether its memory reducer acts at rest.
+let majorGcs = 0;
+let lastMajorGcAt = 0;
+new PerformanceObserver((list) => {
+  for (const entry of list.getEntries()) {
+    const kind = (entry as { detail?: { kind?: number } }).detail?.kind;
+    if (kind === constants.NODE_PERFORMANCE_GC_MAJOR) {
+      majorGcs++;
+      lastMajorGcAt = Date.now();
+    }
+  }
+}).observe({ entryTypes: ['gc'] });
 let gcRuns = 0;
 setInterval(() => sample(gcRuns), 200).unref();
 process.on('SIGUSR2', () => {
