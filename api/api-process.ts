@@ -2,6 +2,7 @@ import { loadConfig } from '../src/config.js';
 import { createLogger } from '../src/logger.js';
 import type { TracingRuntime } from '../src/tracing/start-tracing.js';
 import { buildApi } from './app.js';
+import { releaseHeapAtRest } from './heap-tuning.js';
 import { type OpsListener, startOpsListener } from './ops/ops-listener.js';
 import { createApiRedis } from './redis-client.js';
 
@@ -14,6 +15,7 @@ export async function runApiProcess(tracing: TracingRuntime | null): Promise<voi
     : undefined;
   const config = loadConfig();
   const logger = createLogger({ level: config.logLevel, name: 'api' });
+  releaseHeapAtRest(logger);
   const redis = createApiRedis(config.redis, config.api.redisCommandTimeoutMs);
   redis.on('error', (error) => logger.warn({ err: { message: error.message } }, 'redis error'));
   const app = buildApi({ config, logger, redis, tracer });
