@@ -139,6 +139,7 @@ const probe = () =>
     | 'gcRuns'
     | 'majorGcs'
     | 'lastMajorGcAt'
+    | 'lastMajorGcMs'
     | 'at',
     number
   >;
@@ -250,7 +251,7 @@ try {
     await sleep(10_000);
     const m = probe();
     console.log(
-      `  idle ${String(s).padStart(3)} s: rss ${statusOf(api.pid, 'VmRSS').toFixed(0)} MiB, heapUsed ${(m.heapUsed / MIB).toFixed(0)}, heapTotal ${(m.heapTotal / MIB).toFixed(0)}, major GCs since the load ${m.majorGcs - majorAtLoadEnd}`,
+      `  idle ${String(s).padStart(3)} s: rss ${statusOf(api.pid, 'VmRSS').toFixed(0)} MiB, heapUsed ${(m.heapUsed / MIB).toFixed(0)}, heapTotal ${(m.heapTotal / MIB).toFixed(0)}, major GCs since the load ${m.majorGcs - majorAtLoadEnd} (the last took ${m.lastMajorGcMs.toFixed(0)} ms)`,
     );
   }
   const after = await atRest(api.pid, `at rest after ${IDLE} s idle`);

@@ -21,19 +21,28 @@ if (!file) throw new Error('MEMORY_FILE is required');
 const sample = (gcRuns: number) => {
   writeFileSync(
     `${file}.tmp`,
-    JSON.stringify({ ...process.memoryUsage(), gcRuns, majorGcs, lastMajorGcAt, at: Date.now() }),
+    JSON.stringify({
+      ...process.memoryUsage(),
+      gcRuns,
+      majorGcs,
+      lastMajorGcAt,
+      lastMajorGcMs,
+      at: Date.now(),
+    }),
   );
   renameSync(`${file}.tmp`, file);
 };
 // Major GCs V8 ran by itself (not the probe's): whether its memory reducer acts at rest.
 let majorGcs = 0;
 let lastMajorGcAt = 0;
+let lastMajorGcMs = 0;
 new PerformanceObserver((list) => {
   for (const entry of list.getEntries()) {
     const kind = (entry as { detail?: { kind?: number } }).detail?.kind;
     if (kind === constants.NODE_PERFORMANCE_GC_MAJOR) {
       majorGcs++;
       lastMajorGcAt = Date.now();
+      lastMajorGcMs = entry.duration;
     }
   }
 }).observe({ entryTypes: ['gc'] });
