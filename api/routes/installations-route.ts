@@ -60,9 +60,11 @@ async function streamAll(
   app: number,
   first: readonly StoredInstallation[],
 ): Promise<FastifyReply> {
-  // `If-None-Match: *` holds for any list there is: 304, as a buffered answer would give.
+  // `If-None-Match: *` holds for any list there is: 304, as a buffered answer would give, and
+  // as there only to GET and HEAD (RFC 9110 §13.2.1; representation.ts): a POST gets the list.
   const ifNoneMatch = request.headers['if-none-match'];
-  if (ifNoneMatch !== undefined && namesAnyTag(ifNoneMatch)) {
+  const safe = request.method === 'GET' || request.method === 'HEAD';
+  if (safe && ifNoneMatch !== undefined && namesAnyTag(ifNoneMatch)) {
     const refused = await chargeStream(ctx, reply, keyHash, NOT_MODIFIED_COST);
     if (refused) return refused;
     return reply.code(304).headers(API_HEADERS).header('vary', 'Accept-Encoding').send();
@@ -88,6 +90,12 @@ async function streamAll(
   }
   reply.headers(API_HEADERS).header('vary', 'Accept-Encoding').type(JSON_TYPE);
   const coding = chooseCoding(request.headers['accept-encoding']);
+  // A HEAD gets the GET's head and nothing is read or coded for it: Fastify would read a body
+  // stream to its end (and code it) only to drop it.
+  if (request.method === 'HEAD') {
+    if (coding !== null) reply.header('content-encoding', coding);
+    return reply.send(Readable.from([]));
+  }
   // A failure after the headers cannot become an error envelope: Fastify destroys the response
   // (pipeline carries a failed read to the coder), so the client sees an incomplete body, never
   // a complete-looking wrong one.

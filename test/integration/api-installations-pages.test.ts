@@ -2,6 +2,7 @@ import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compress } from '../../api/http/compression.js';
 import { type Installation, serializeInstallation } from '../../src/domain/installation.js';
+import { monitorRedis } from '../support/redis-monitor.js';
 import { refusedWithin } from '../support-api/access-ends.js';
 import { testApi } from '../support-api/api-harness.js';
 import { installation, newApiKey } from '../support-api/fixtures.js';
@@ -141,6 +142,46 @@ describe.each([
         const res = await get(key, '', { 'if-none-match': '*' });
         expect(res.statusCode).toBe(304);
         expect(res.body).toBe('');
+      }
+    });
+
+    it('answers a POST with If-None-Match: * the list: preconditions are for GET and HEAD', async () => {
+      const res = await api.app.inject({
+        method: 'POST',
+        url,
+        headers: { 'api-key': large.key, 'if-none-match': '*' },
+      });
+      expect(res.statusCode).toBe(200);
+      expect(res.body).toBe(bodyOf(large.records));
+    });
+
+    it('answers a HEAD of the streamed list with its head alone, reading no page for it', async () => {
+      // Other test files share this Redis: only the commands on this test's keys count.
+      const monitor = await monitorRedis(api.prefix);
+      try {
+        const read = async (method: 'GET' | 'HEAD') => {
+          await monitor.take();
+          const res = await api.app.inject({
+            method,
+            url,
+            headers: { 'api-key': large.key, 'accept-encoding': 'br' },
+          });
+          // Fastify would read a HEAD's body stream after the answer ended: a second for that
+          // work to show (it cannot make a correct HEAD fail, only let a wrong one pass).
+          await new Promise((r) => setTimeout(r, 1_000));
+          return { res, commands: await monitor.take() };
+        };
+        const got = await read('GET');
+        const head = await read('HEAD');
+        expect([head.res.statusCode, head.res.rawPayload.length]).toEqual([200, 0]);
+        expect(head.res.headers['content-encoding']).toBe('br');
+        expect(head.res.headers['content-type']).toBe(got.res.headers['content-type']);
+        // The GET reads the list's 20 pages; the HEAD none past the first.
+        expect(got.commands.length, JSON.stringify(got.commands)).toBeGreaterThanOrEqual(
+          head.commands.length + LARGE / 1_000 - 1,
+        );
+      } finally {
+        monitor.stop();
       }
     });
 
