@@ -63,7 +63,7 @@ kafka_classpath() {
   cat "$cp"
 }
 
-# Writes one KRaft node's server.properties and log4j.properties into DIR. Every node is broker
+# Writes one KRaft node's server.properties and log4j2.xml into DIR. Every node is broker
 # and controller; REPLICAS and MIN_ISR apply to new topics and to Kafka's own offsets and
 # transaction logs.
 kafka_node_config() { # dir node-id voters port controller-port replicas min-isr
@@ -90,17 +90,21 @@ transaction.state.log.min.isr=$min_isr
 group.initial.rebalance.delay.ms=0
 log.retention.hours=24
 PROPS
-  cat >"$dir/log4j.properties" <<PROPS
-log4j.rootLogger=INFO, file
-log4j.appender.file=org.apache.log4j.RollingFileAppender
-log4j.appender.file.File=$dir/server.log
-log4j.appender.file.MaxFileSize=20MB
-log4j.appender.file.MaxBackupIndex=2
-log4j.appender.file.layout=org.apache.log4j.PatternLayout
-log4j.appender.file.layout.ConversionPattern=[%d] %p %m (%c)%n
-log4j.logger.kafka=INFO
-log4j.logger.org.apache.kafka=INFO
-PROPS
+  # Kafka 4 logs through log4j2 (infra/kafka/pom.xml); the same rolling file as before.
+  cat >"$dir/log4j2.xml" <<XML
+<Configuration status="warn">
+  <Appenders>
+    <RollingFile name="file" fileName="$dir/server.log" filePattern="$dir/server.log.%i">
+      <PatternLayout pattern="[%d] %p %m (%c)%n"/>
+      <SizeBasedTriggeringPolicy size="20MB"/>
+      <DefaultRolloverStrategy max="2"/>
+    </RollingFile>
+  </Appenders>
+  <Loggers>
+    <Root level="info"><AppenderRef ref="file"/></Root>
+  </Loggers>
+</Configuration>
+XML
 }
 
 kafka_start() {
@@ -112,7 +116,7 @@ kafka_start() {
   local cp; cp="$(kafka_classpath)"
   kafka_node_config "$KAFKA_DIR" 1 "1@127.0.0.1:$KAFKA_CONTROLLER_PORT" "$KAFKA_PORT" "$KAFKA_CONTROLLER_PORT" 1 1
   local jvm=(java $KAFKA_HEAP_OPTS -XX:+UseG1GC -Djava.awt.headless=true
-    "-Dlog4j.configuration=file:$KAFKA_DIR/log4j.properties" -cp "$cp")
+    "-Dlog4j2.configurationFile=$KAFKA_DIR/log4j2.xml" -cp "$cp")
   if [ ! -f "$KAFKA_DIR/data/meta.properties" ]; then
     local cluster_id
     cluster_id="$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=')"
@@ -172,7 +176,7 @@ kcluster_start() {
     port_open "$port" && die "port $port is taken by another process; set KAFKA_CLUSTER_PORT_BASE"
     kcluster_config "$n"
     local jvm=(java $KAFKA_CLUSTER_HEAP_OPTS -XX:+UseG1GC -Djava.awt.headless=true
-      "-Dlog4j.configuration=file:$dir/log4j.properties" -cp "$cp")
+      "-Dlog4j2.configurationFile=$dir/log4j2.xml" -cp "$cp")
     if [ ! -f "$dir/data/meta.properties" ]; then
       "${jvm[@]}" kafka.tools.StorageTool format --cluster-id="$(cat "$cluster_id_file")" \
         -c "$dir/server.properties" >"$dir/format.log" 2>&1 \

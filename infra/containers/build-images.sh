@@ -12,7 +12,7 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 CACHE="${CONTAINERS_DIR:-$ROOT/.local/containers}/cache"
 SUITE=bookworm
-KAFKA_VERSION=3.9.1
+KAFKA_VERSION=4.4.0 # as infra/kafka/pom.xml
 export REDIS_IMAGE="${LOCAL_REDIS_IMAGE:-localhost/read-model/redis:7}"
 export KAFKA_IMAGE="${LOCAL_KAFKA_IMAGE:-localhost/read-model/kafka:$KAFKA_VERSION}"
 export NODE_IMAGE="${LOCAL_NODE_IMAGE:-localhost/read-model/node:24}"
@@ -71,12 +71,17 @@ build_kafka() {
       -DoutputDirectory="$dir/opt/kafka/libs" >"$CACHE/kafka-maven.log" 2>&1 \
       || { tail -n 20 "$CACHE/kafka-maven.log" >&2; rm -rf "$dir"; die "Maven could not copy Kafka's jars"; }
     install -m 755 "$ROOT/infra/containers/kafka-entrypoint.sh" "$dir/opt/kafka/entrypoint.sh"
-    cat >"$dir/opt/kafka/log4j.properties" <<'PROPS'
-log4j.rootLogger=INFO, stdout
-log4j.appender.stdout=org.apache.log4j.ConsoleAppender
-log4j.appender.stdout.layout=org.apache.log4j.PatternLayout
-log4j.appender.stdout.layout.ConversionPattern=[%d] %p %m (%c)%n
-PROPS
+    # Kafka 4 logs through log4j2 (infra/kafka/pom.xml): to the container's stdout.
+    cat >"$dir/opt/kafka/log4j2.xml" <<'XML'
+<Configuration status="warn">
+  <Appenders>
+    <Console name="stdout" target="SYSTEM_OUT"><PatternLayout pattern="[%d] %p %m (%c)%n"/></Console>
+  </Appenders>
+  <Loggers>
+    <Root level="info"><AppenderRef ref="stdout"/></Root>
+  </Loggers>
+</Configuration>
+XML
     tar --numeric-owner -C "$dir" -cf "$tar.tmp" . && mv "$tar.tmp" "$tar"
     rm -rf "$dir"
   fi

@@ -18,7 +18,7 @@ done
 grep -q '^log\.dirs=' "$conf" || echo "log.dirs=/var/lib/kafka/data" >>"$conf"
 # Quoted: the JVM expands the classpath wildcard, the shell must not.
 java_cmd() { exec_or_run="$1"; shift; $exec_or_run java ${KAFKA_HEAP_OPTS:--Xms256m -Xmx1g} -XX:+UseG1GC \
-  -Djava.awt.headless=true -Dlog4j.configuration=file:/opt/kafka/log4j.properties \
+  -Djava.awt.headless=true -Dlog4j2.configurationFile=/opt/kafka/log4j2.xml \
   ${KAFKA_OPTS:-} -cp "/opt/kafka/libs/*" "$@"; }
 logdir="$(sed -n 's/^log\.dirs=//p' "$conf" | cut -d, -f1)"
 if [ ! -f "$logdir/meta.properties" ]; then

@@ -9,5 +9,5 @@ if [ ! -s "$CP_FILE" ]; then
   command -v mvn >/dev/null || { echo "mvn not found: install Apache Maven (Debian: apt-get install maven)" >&2; exit 1; }
   mvn -q -B -f "$ROOT/infra/kafka/pom.xml" dependency:build-classpath -Dmdep.outputFile="$CP_FILE" >&2
 fi
-# Quiet client logs: the broker's slf4j binding is on this classpath and logs INFO by default.
-exec java -Dlog4j.configuration=file:/dev/null -cp "$(cat "$CP_FILE")" "$ROOT/infra/java-producer/Producer.java" "$@"
+# Quiet client logs: the broker's slf4j binding (log4j2) is on this classpath; warnings go to stderr.
+exec java "-Dlog4j2.configurationFile=$ROOT/infra/java-producer/log4j2.xml" -cp "$(cat "$CP_FILE")" "$ROOT/infra/java-producer/Producer.java" "$@"

@@ -70,7 +70,7 @@ afterAll(async () => {
     recordFigures(
       'consumers-codecs',
       [
-        'codec × topic, Java producer (kafka-clients 3.9.1, acks=all) → read model:',
+        'codec × topic, Java producer (kafka-clients 4.4.0, acks=all) → read model:',
         '| codec | topic | result | visible after ack |',
         '| --- | --- | --- | --- |',
         ...rows,

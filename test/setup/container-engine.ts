@@ -51,7 +51,7 @@ export function prepareContainerEngine(): ContainerEngine {
     // The local images take the same command and environment as the official ones.
     kafkaImage:
       process.env.TEST_KAFKA_IMAGE ??
-      (podman ? 'localhost/read-model/kafka:3.9.1' : 'apache/kafka:3.9.1'),
+      (podman ? 'localhost/read-model/kafka:4.4.0' : 'apache/kafka:4.4.0'),
     redisImage:
       process.env.TEST_REDIS_IMAGE ?? (podman ? 'localhost/read-model/redis:7' : 'redis:7'),
   };
