@@ -33,7 +33,7 @@ export function createInstallationsProjector(deps: {
       let stale = 0;
       let dropped = 0;
       for (const message of batch.messages) {
-        const parsed = parseInstallationsMessage(message.value, message.key);
+        const parsed = parseInstallationsMessage(message.decoded ?? message.value, message.key);
         if (!parsed.ok) {
           rejections.push({ message, reason: parsed.reason, detail: parsed.detail });
           continue;

@@ -165,7 +165,7 @@ function parseBatch(all: readonly KafkaMessage[]) {
   let dropped = 0;
   let miskeyed = 0;
   for (const message of all) {
-    const parsed = parseTelemetryMessage(message.value);
+    const parsed = parseTelemetryMessage(message.decoded ?? message.value);
     if (!parsed.ok) {
       rejections.push({ message, reason: parsed.reason, detail: parsed.detail });
       continue;

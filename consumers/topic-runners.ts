@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { Config } from '../src/config.js';
+import { MAX_MESSAGE_BYTES } from '../src/domain/limits.js';
 import {
   type DeviceReleasedEvent,
   serializeDeviceReleased,
@@ -19,6 +20,7 @@ import { deviceMovesTopic } from './kafka/topics.js';
 import type { ConsumerFailure } from './liveness.js';
 import type { ConsumerMetrics } from './metrics.js';
 import { createPool } from './pool.js';
+import { registryDecoding } from './registry-decoding.js';
 import { waitingForReplicas } from './replica-wait.js';
 import { createTopicRunner, type Projector, type TopicRunner } from './runner.js';
 import {
@@ -78,6 +80,8 @@ type RunnerFor = (
 
 export function createTopicRunners(deps: TopicRunnersDeps): TopicRunners {
   const { config, keys, metrics, logger } = deps;
+  // Registry-framed values on the installations and telemetry topics (registry-decoding.ts).
+  const decoding = registryDecoding(config.schemaRegistry);
   const connections = dedicatedConnections(deps.redis, logger);
   const runner = runnerFor(deps);
   const movesTopic = deviceMovesTopic(config.consumer.groupId);
@@ -92,7 +96,7 @@ export function createTopicRunners(deps: TopicRunnersDeps): TopicRunners {
   const telemetryRunner: TopicRunner = runner(
     config.topics.telemetry,
     'telemetry',
-    telemetry,
+    decoding(telemetry, MAX_MESSAGE_BYTES.telemetry),
     telemetryConns,
     config.consumer.telemetryConcurrency,
     // The partitions this process owns now: the state of any other is forgotten.
@@ -140,7 +144,7 @@ export function createTopicRunners(deps: TopicRunnersDeps): TopicRunners {
   const installationsRunner = recordingRunner(
     config.topics.installations,
     'installations',
-    installations,
+    decoding(installations, MAX_MESSAGE_BYTES.installations),
     installationsConn,
   );
   const accessRunner = recordingRunner(config.topics.access, 'access', access, accessConn);

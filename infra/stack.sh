@@ -7,7 +7,11 @@
 # node N listens on KAFKA_CLUSTER_PORT_BASE (19111) + 2(N-1), its controller on the port after.
 # `start kafka-cluster` starts the nodes that are not running (a killed one comes back);
 # `stop kafka-cluster N` stops node N alone (a rolling restart).
-# Usage: infra/stack.sh start|stop|status [kafka|redis|redis-cluster|kafka-cluster [N]]
+# On request too (`registry`, or `start all+registry`), Apicurio Registry (a Confluent-compatible
+# schema registry) from Maven Central on REGISTRY_PORT (18081), its management interface on
+# REGISTRY_MANAGEMENT_PORT (18082; Quarkus takes 9000 otherwise), schemas kept in an embedded H2
+# file under $STACK_DIR/registry so a restart keeps their ids.
+# Usage: infra/stack.sh start|stop|status [kafka|redis|registry|all+registry|redis-cluster|kafka-cluster [N]]
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -23,6 +27,12 @@ CLUSTER_DIR="$STACK_DIR/redis-cluster"
 KAFKA_CLUSTER_PORT_BASE="${KAFKA_CLUSTER_PORT_BASE:-19111}"
 KAFKA_CLUSTER_DIR="$STACK_DIR/kafka-cluster"
 KAFKA_CLUSTER_HEAP_OPTS="${KAFKA_CLUSTER_HEAP_OPTS:--Xms128m -Xmx512m}"
+REGISTRY_PORT="${REGISTRY_PORT:-18081}"
+REGISTRY_MANAGEMENT_PORT="${REGISTRY_MANAGEMENT_PORT:-18082}"
+# 3.0.9 is the newest line that runs on Java 17, the Java Kafka runs on (3.3 needs Java 21).
+REGISTRY_VERSION="${REGISTRY_VERSION:-3.0.9}"
+REGISTRY_HEAP_OPTS="${REGISTRY_HEAP_OPTS:--Xms64m -Xmx384m}"
+REGISTRY_DIR="$STACK_DIR/registry"
 
 die() { echo "stack: $*" >&2; exit 1; }
 log() { echo "stack: $*"; }
@@ -152,6 +162,56 @@ redis_start() {
   for _ in $(seq 1 100); do [ -f "$REDIS_DIR/redis.pid" ] && break; sleep 0.1; done
   wait_for_port "$REDIS_PORT" 20 "$REDIS_DIR/redis.pid" "$REDIS_DIR/redis.log"
   log "redis started on 127.0.0.1:$REDIS_PORT (data: $REDIS_DIR)"
+}
+
+# Apicurio Registry's runnable distribution (the `all` tar.gz of apicurio-registry-app), fetched
+# once from Maven Central into ~/.m2 and unpacked under $REGISTRY_DIR.
+registry_app() {
+  local app="$REGISTRY_DIR/app-$REGISTRY_VERSION"
+  if [ ! -s "$app/apicurio-registry-app-$REGISTRY_VERSION-runner.jar" ]; then
+    bash "$ROOT/infra/ensure-package.sh" mvn maven >&2 || die "mvn is missing"
+    log "fetching Apicurio Registry $REGISTRY_VERSION from Maven Central (cached in ~/.m2)" >&2
+    mkdir -p "$app"
+    mvn -q -B dependency:copy -Dartifact="io.apicurio:apicurio-registry-app:$REGISTRY_VERSION:tar.gz:all" \
+      -DoutputDirectory="$REGISTRY_DIR" >"$REGISTRY_DIR/maven.log" 2>&1 \
+      || { tail -n 30 "$REGISTRY_DIR/maven.log" >&2; die "Maven could not fetch Apicurio Registry (log: $REGISTRY_DIR/maven.log)"; }
+    tar -xzf "$REGISTRY_DIR/apicurio-registry-app-$REGISTRY_VERSION-all.tar.gz" -C "$app"
+    rm -f "$REGISTRY_DIR/apicurio-registry-app-$REGISTRY_VERSION-all.tar.gz"
+  fi
+  echo "$app/apicurio-registry-app-$REGISTRY_VERSION-runner.jar"
+}
+
+registry_ready() { # the Confluent-compatible API answers
+  (exec 3<>"/dev/tcp/127.0.0.1/$REGISTRY_PORT" && printf 'GET /apis/ccompat/v7/subjects HTTP/1.0\r\n\r\n' >&3 \
+    && head -n1 <&3 | grep -q ' 200') 2>/dev/null
+}
+
+registry_start() {
+  mkdir -p "$REGISTRY_DIR"
+  if pid_alive "$REGISTRY_DIR/registry.pid" && port_open "$REGISTRY_PORT"; then
+    log "registry already running on 127.0.0.1:$REGISTRY_PORT"; return 0
+  fi
+  port_open "$REGISTRY_PORT" && die "port $REGISTRY_PORT is taken by another process; set REGISTRY_PORT"
+  port_open "$REGISTRY_MANAGEMENT_PORT" && die "port $REGISTRY_MANAGEMENT_PORT is taken by another process; set REGISTRY_MANAGEMENT_PORT"
+  bash "$ROOT/infra/ensure-package.sh" java openjdk-17-jre-headless >&2 || die "java (17) is missing"
+  local jar; jar="$(registry_app)"
+  # Loopback only, both listeners. The embedded H2 in a file: a restarted registry answers the
+  # same ids, as a production registry backed by a database does.
+  nohup java $REGISTRY_HEAP_OPTS -XX:+UseSerialGC \
+    -Dquarkus.http.host=127.0.0.1 -Dquarkus.http.port="$REGISTRY_PORT" \
+    -Dquarkus.management.host=127.0.0.1 -Dquarkus.management.port="$REGISTRY_MANAGEMENT_PORT" \
+    -Dapicurio.datasource.url="jdbc:h2:file:$REGISTRY_DIR/data/registry;DB_CLOSE_ON_EXIT=FALSE" \
+    -Dquarkus.log.file.enable=true -Dquarkus.log.file.path="$REGISTRY_DIR/registry.log" \
+    -Dquarkus.log.console.enable=false \
+    -jar "$jar" >"$REGISTRY_DIR/stdout.log" 2>&1 &
+  echo $! >"$REGISTRY_DIR/registry.pid"
+  local deadline=$((SECONDS + 90))
+  until registry_ready; do
+    pid_alive "$REGISTRY_DIR/registry.pid" || { tail -n 40 "$REGISTRY_DIR/stdout.log" "$REGISTRY_DIR/registry.log" >&2 || true; die "registry exited before it answered (log: $REGISTRY_DIR)"; }
+    [ "$SECONDS" -lt "$deadline" ] || { tail -n 40 "$REGISTRY_DIR/registry.log" >&2 || true; die "registry not answering on port $REGISTRY_PORT after 90 s (log: $REGISTRY_DIR)"; }
+    sleep 0.3
+  done
+  log "registry started on http://127.0.0.1:$REGISTRY_PORT/apis/ccompat/v7 (logs: $REGISTRY_DIR)"
 }
 
 kcluster_port() { echo $((KAFKA_CLUSTER_PORT_BASE + 2 * ($1 - 1))); } # node -> broker port
@@ -284,6 +344,10 @@ case "$cmd/$what" in
   start/kafka-cluster) kcluster_start; exit 0 ;;
   stop/kafka-cluster) kcluster_stop "${3:-}"; exit 0 ;;
   status/kafka-cluster) kcluster_status; exit $? ;;
+  start/registry) registry_start; exit 0 ;;
+  stop/registry) stop_pid "$REGISTRY_DIR/registry.pid" registry; exit 0 ;;
+  status/registry) status_of registry "$REGISTRY_DIR/registry.pid" "$REGISTRY_PORT"; exit $? ;;
+  start/all+registry) kafka_start; redis_start; registry_start; exit 0 ;;
   start/redis-cluster) cluster_start; exit 0 ;;
   stop/redis-cluster) cluster_stop; exit 0 ;;
   status/redis-cluster) cluster_status; exit $? ;;
@@ -296,11 +360,11 @@ case "$cmd" in
     [ "$what" = redis ] || stop_pid "$KAFKA_DIR/kafka.pid" kafka
     [ "$what" = kafka ] || stop_pid "$REDIS_DIR/redis.pid" redis
     # A cluster left running is stopped with everything else.
-    [ "$what" != all ] || { cluster_stop; kcluster_stop; } ;;
+    [ "$what" != all ] || { cluster_stop; kcluster_stop; stop_pid "$REGISTRY_DIR/registry.pid" registry; } ;;
   status)
     rc=0
     [ "$what" = redis ] || status_of kafka "$KAFKA_DIR/kafka.pid" "$KAFKA_PORT" || rc=1
     [ "$what" = kafka ] || status_of redis "$REDIS_DIR/redis.pid" "$REDIS_PORT" || rc=1
     exit $rc ;;
-  *) die "usage: infra/stack.sh start|stop|status [kafka|redis|redis-cluster|kafka-cluster [N]]" ;;
+  *) die "usage: infra/stack.sh start|stop|status [kafka|redis|registry|all+registry|redis-cluster|kafka-cluster [N]]" ;;
 esac

@@ -24,6 +24,10 @@ const envSchema = z.object({
   TOPIC_ACCESS: z.string().min(1).default('access-changes.v1'),
   TOPIC_DEADLETTER: z.string().min(1).default('ingest-deadletter.v1'),
   CONSUMER_GROUP: z.string().min(1).default('read-model-projector'),
+  // A Confluent-compatible schema registry (Apicurio's /apis/ccompat/v7): set, registry-framed
+  // values on the installations and telemetry topics are decoded; unset, every value is JSON.
+  SCHEMA_REGISTRY_URL: z.string().url().optional(),
+  SCHEMA_REGISTRY_TIMEOUT_MS: positiveInt.default(2_000),
   CONSUMER_HEALTH_PORT: port.default(9464),
   CONSUMER_HEALTH_HOST: z.string().min(1).default('127.0.0.1'),
   CONSUMER_FLOW_SWEEP_MS: positiveInt.default(1_000),
@@ -109,6 +113,8 @@ export interface Config {
     readonly access: string;
     readonly deadletter: string;
   };
+  /** Where writer schemas are read by id; url null: no registry, values are JSON only. */
+  readonly schemaRegistry: { readonly url: string | null; readonly timeoutMs: number };
   readonly consumer: {
     readonly groupId: string;
     readonly healthPort: number;
@@ -233,6 +239,10 @@ export function loadConfig(env: Env = process.env): Config {
       telemetry: e.TOPIC_TELEMETRY,
       access: e.TOPIC_ACCESS,
       deadletter: e.TOPIC_DEADLETTER,
+    },
+    schemaRegistry: {
+      url: e.SCHEMA_REGISTRY_URL ?? null,
+      timeoutMs: e.SCHEMA_REGISTRY_TIMEOUT_MS,
     },
     consumer: {
       groupId: e.CONSUMER_GROUP,

@@ -19,6 +19,8 @@ export interface SimulatorDeps {
   readonly signal?: AbortSignal;
   readonly onProgress?: (sample: ProgressSample) => void;
   readonly now?: () => number;
+  /** Writes an event's value; absent: JSON (tools/sim/registry-format.ts has the others). */
+  readonly encodeValue?: (event: object) => string | Buffer;
 }
 
 export interface SimulatorResult extends ProgressSample {
@@ -37,6 +39,11 @@ export async function runSimulator(
   const endMs =
     options.durationSeconds === null ? Infinity : startMs + options.durationSeconds * 1000;
 
+  const encode = deps.encodeValue ?? JSON.stringify;
+  const message = (installationId: number, event: object): OutgoingMessage => ({
+    key: String(installationId),
+    value: encode(event),
+  });
   const installations = sim.installationEvents(startMs).map((e) => message(e.installation.id, e));
   // The producer splits large sends into bounded requests itself.
   await deps.producer.send(deps.topics.installations, installations);
@@ -76,8 +83,4 @@ export async function runSimulator(
     }).catch(() => undefined);
   }
   return { ...sample(now()), installationsSent: installations.length };
-}
-
-function message(installationId: number, event: object): OutgoingMessage {
-  return { key: String(installationId), value: JSON.stringify(event) };
 }

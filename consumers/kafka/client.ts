@@ -9,6 +9,11 @@ export interface KafkaMessage {
   readonly value: Buffer | null;
   readonly headers: Readonly<Record<string, Buffer | undefined>>;
   readonly timestampMs: number;
+  /**
+   * A registry-framed value decoded (consumers/registry-decoding.ts): what the topic's parser
+   * reads instead of `value`, which keeps the original bytes for a dead letter.
+   */
+  readonly decoded?: Readonly<Record<string, unknown>> | Uint8Array;
 }
 
 export interface KafkaBatch {

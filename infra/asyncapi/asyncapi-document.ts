@@ -21,6 +21,7 @@ import {
   TELEMETRY_MESSAGES,
 } from './asyncapi-messages.js';
 import { asyncApiSchemas } from './asyncapi-schemas.js';
+import { registryBinding, registrySchemas } from './registry-schemas.js';
 
 // The AsyncAPI 3 document of every topic the service reads or writes (docs/asyncapi.json),
 // built from the code: topic names and cleanup policies from the consumers' topic specs, payloads
@@ -72,9 +73,11 @@ function message(spec: MessageSpec, headers: Json | null, maxValueBytes?: number
     bindings: {
       kafka: {
         key: { type: 'string', description: spec.key.description, ...pattern(spec.key.pattern) },
+        ...registryBinding(spec.registrySchemas),
         bindingVersion: BINDING,
       },
     },
+    ...registrySchemas(spec.registrySchemas),
     examples: spec.examples.map((e, i) => ({
       name: e.name ?? `${spec.name}${i + 1}`,
       payload: e.payload,

@@ -31,6 +31,8 @@ export interface MessageSpec {
   readonly schemaId?: string;
   readonly key: { readonly description: string; readonly pattern?: string };
   readonly examples: ReadonlyArray<MessageExample>;
+  /** Its records in the schema registry's formats (infra/asyncapi/registry-schemas.ts). */
+  readonly registrySchemas?: readonly string[];
 }
 
 export interface MessageExample {
@@ -67,6 +69,7 @@ export const INSTALLATIONS_MESSAGES: readonly MessageSpec[] = [
     schema: installationUpsertedSchema,
     schemaId: 'InstallationUpserted',
     key: installationKey,
+    registrySchemas: ['InstallationUpserted'],
     examples: [
       {
         key: '42',
@@ -81,6 +84,7 @@ export const INSTALLATIONS_MESSAGES: readonly MessageSpec[] = [
     schema: installationDeletedSchema,
     schemaId: 'InstallationDeleted',
     key: installationKey,
+    registrySchemas: ['InstallationDeleted'],
     examples: [
       {
         key: '42',
@@ -109,6 +113,7 @@ export const TELEMETRY_MESSAGES: readonly MessageSpec[] = [
     }),
     schemaId: 'DeviceStateEvent',
     key: installationKey,
+    registrySchemas: DEVICE_CATEGORIES.map((c) => `${c.charAt(0).toUpperCase()}${c.slice(1)}State`),
     // One per category, the worked examples of docs/events.md: situation, signs and flow.
     examples: WORKED_EXAMPLES.map((e) => ({
       key: String(WORKED_EXAMPLE_INSTALLATION),
@@ -124,6 +129,7 @@ export const TELEMETRY_MESSAGES: readonly MessageSpec[] = [
     schema: deviceRemovedSchema,
     schemaId: 'DeviceRemoved',
     key: installationKey,
+    registrySchemas: ['DeviceRemoved'],
     examples: [
       {
         key: '42',

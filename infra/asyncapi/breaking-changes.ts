@@ -94,6 +94,11 @@ export function contractOverrides(...docs: readonly Doc[]): Record<string, Rule>
     [`${message}/bindings`]: SAFE,
     [`${message}/bindings/kafka`]: SAFE,
     [`${message}/bindings/kafka/bindingVersion`]: SAFE,
+    // Registry-framed forms beside JSON (registry-schemas.ts): another way in, nothing removed.
+    [`${message}/bindings/kafka/schemaIdLocation`]: SAFE,
+    [`${message}/bindings/kafka/schemaIdPayloadEncoding`]: SAFE,
+    [`${message}/bindings/kafka/schemaLookupStrategy`]: SAFE,
+    [`${message}/x-registry-schemas`]: SAFE,
     [`${message}/bindings/kafka/key`]: BREAKING,
     // The consumers' size bound of a value (asyncapi-document.ts): a lower one narrows, and an
     // edit is judged as one. Stating it is no change: every input topic has had it since 2.0.0,

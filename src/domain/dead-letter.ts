@@ -41,6 +41,10 @@ export const REJECT_REASON_MEANINGS = {
     'the message with its headers exceeds 900 KiB: sent with these headers only, no value; x-detail names the original reason',
   undecodable_batch:
     'an operator moved a consumer group past a record batch no codec decodes: no key, no value',
+  unknown_schema_id:
+    'a registry-framed value (magic byte 0) names a schema id the schema registry does not know',
+  undecodable_value:
+    "a registry-framed value's bytes do not decode with the writer's schema (or the header, the Protobuf message indexes or the schema itself are unusable)",
 } as const;
 
 export type RejectReason = keyof typeof REJECT_REASON_MEANINGS;

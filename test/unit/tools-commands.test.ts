@@ -19,6 +19,7 @@ const COMMANDS = [
   'issue-key',
   'simulator',
   'create-topics',
+  'register-schemas',
 ] as const;
 
 let connections = 0;
