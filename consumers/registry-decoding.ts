@@ -37,7 +37,7 @@ export function withRegistryDecoding(
           continue;
         }
         const result = decoder.decode(message.value);
-        if (result.ok) messages.push({ ...message, decoded: result.value });
+        if (result.ok) messages.push(withDecoded(message, result.value));
         else rejections.push({ message, reason: result.reason, detail: result.detail });
       }
       const outcome = await projector.project({ ...batch, messages });
@@ -59,4 +59,32 @@ export function registryDecoding(
     createRegistryClient({ url: settings.url, timeoutMs: settings.timeoutMs }),
   );
   return (projector, maxBytes) => withRegistryDecoding(projector, decoder, maxBytes);
+}
+
+/** The message with its decoded value; the rest read through (a client's message is a view). */
+function withDecoded(message: KafkaMessage, decoded: KafkaMessage['decoded']): KafkaMessage {
+  return {
+    decoded,
+    get topic() {
+      return message.topic;
+    },
+    get partition() {
+      return message.partition;
+    },
+    get offset() {
+      return message.offset;
+    },
+    get key() {
+      return message.key;
+    },
+    get value() {
+      return message.value;
+    },
+    get headers() {
+      return message.headers;
+    },
+    get timestampMs() {
+      return message.timestampMs;
+    },
+  };
 }

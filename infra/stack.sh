@@ -32,7 +32,8 @@ REGISTRY_MANAGEMENT_PORT="${REGISTRY_MANAGEMENT_PORT:-18082}"
 # 3.0.9 is the newest line that runs on Java 17, the Java Kafka runs on (3.3 needs Java 21).
 REGISTRY_VERSION="${REGISTRY_VERSION:-3.0.9}"
 REGISTRY_HEAP_OPTS="${REGISTRY_HEAP_OPTS:--Xms64m -Xmx384m}"
-REGISTRY_DIR="$STACK_DIR/registry"
+REGISTRY_DIR="${REGISTRY_DIR:-$STACK_DIR/registry}" # data, logs, pid: one instance
+REGISTRY_APP_DIR="$STACK_DIR/registry-app" # the unpacked distribution, shared by instances
 
 die() { echo "stack: $*" >&2; exit 1; }
 log() { echo "stack: $*"; }
@@ -165,18 +166,18 @@ redis_start() {
 }
 
 # Apicurio Registry's runnable distribution (the `all` tar.gz of apicurio-registry-app), fetched
-# once from Maven Central into ~/.m2 and unpacked under $REGISTRY_DIR.
+# once from Maven Central into ~/.m2 and unpacked under $REGISTRY_APP_DIR.
 registry_app() {
-  local app="$REGISTRY_DIR/app-$REGISTRY_VERSION"
+  local app="$REGISTRY_APP_DIR/$REGISTRY_VERSION"
   if [ ! -s "$app/apicurio-registry-app-$REGISTRY_VERSION-runner.jar" ]; then
     bash "$ROOT/infra/ensure-package.sh" mvn maven >&2 || die "mvn is missing"
     log "fetching Apicurio Registry $REGISTRY_VERSION from Maven Central (cached in ~/.m2)" >&2
     mkdir -p "$app"
     mvn -q -B dependency:copy -Dartifact="io.apicurio:apicurio-registry-app:$REGISTRY_VERSION:tar.gz:all" \
-      -DoutputDirectory="$REGISTRY_DIR" >"$REGISTRY_DIR/maven.log" 2>&1 \
-      || { tail -n 30 "$REGISTRY_DIR/maven.log" >&2; die "Maven could not fetch Apicurio Registry (log: $REGISTRY_DIR/maven.log)"; }
-    tar -xzf "$REGISTRY_DIR/apicurio-registry-app-$REGISTRY_VERSION-all.tar.gz" -C "$app"
-    rm -f "$REGISTRY_DIR/apicurio-registry-app-$REGISTRY_VERSION-all.tar.gz"
+      -DoutputDirectory="$REGISTRY_APP_DIR" >"$REGISTRY_APP_DIR/maven.log" 2>&1 \
+      || { tail -n 30 "$REGISTRY_APP_DIR/maven.log" >&2; die "Maven could not fetch Apicurio Registry (log: $REGISTRY_APP_DIR/maven.log)"; }
+    tar -xzf "$REGISTRY_APP_DIR/apicurio-registry-app-$REGISTRY_VERSION-all.tar.gz" -C "$app"
+    rm -f "$REGISTRY_APP_DIR/apicurio-registry-app-$REGISTRY_VERSION-all.tar.gz"
   fi
   echo "$app/apicurio-registry-app-$REGISTRY_VERSION-runner.jar"
 }
