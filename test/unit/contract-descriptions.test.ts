@@ -14,13 +14,17 @@ const read = (path: string): Doc =>
   JSON.parse(readFileSync(new URL(`../../${path}`, import.meta.url), 'utf8'));
 const openapi = read('docs/openapi.json');
 const asyncapi = read('docs/asyncapi.json');
-const schemaFiles = readdirSync(new URL('../../docs/schemas/', import.meta.url)).map(
-  (f) => `docs/schemas/${f}`,
-);
+const jsonFilesIn = (dir: string) =>
+  readdirSync(new URL(`../../${dir}`, import.meta.url))
+    .filter((f) => f.endsWith('.json'))
+    .map((f) => `${dir}${f}`);
+const schemaFiles = jsonFilesIn('docs/schemas/');
+// One per event type, registered in the schema registry: described as the topics' schemas are.
+const registryFiles = jsonFilesIn('docs/schemas/registry/json-schema/');
 const documents: Record<string, Doc> = {
   'docs/openapi.json': openapi,
   'docs/asyncapi.json': asyncapi,
-  ...Object.fromEntries(schemaFiles.map((f) => [f, read(f)])),
+  ...Object.fromEntries([...schemaFiles, ...registryFiles].map((f) => [f, read(f)])),
 };
 
 /** Every object schema (one with properties) in a document, with its path. */
@@ -42,7 +46,7 @@ const isId = (name: string) => name === 'id' || /[a-z]Id$/.test(name);
 describe('the contracts carry the domain', () => {
   it('describe every property of every schema, in every document', () => {
     for (const [file, doc] of Object.entries(documents)) {
-      expect(propertiesOf(doc).length, file).toBeGreaterThan(10);
+      expect(propertiesOf(doc).length, file).toBeGreaterThan(file.includes('/registry/') ? 2 : 10);
       expect(undescribed(doc), file).toEqual([]);
     }
   });
