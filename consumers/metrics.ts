@@ -144,7 +144,7 @@ function writeMetrics(
   return {
     redisRetries: new Counter({
       name: 'ingest_batch_retries_total',
-      help: 'Batch write attempts that failed and were retried (Redis unreachable)',
+      help: 'Batch attempts that failed and were retried (Redis or the schema registry unreachable)',
       labelNames: ['topic'],
       registers,
     }),

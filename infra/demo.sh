@@ -2,6 +2,9 @@
 # One-command demo (`npm run demo`): Kafka + Redis, topics, consumers, API, a demo API key and the
 # telemetry simulator, Prometheus scraping both with the alert and recording rules
 # (infra/prometheus.sh), then how to call the API. Idempotent: running processes are reused.
+# DEMO_FORMAT (default avro) is the simulator's value format: avro, protobuf or json-schema run
+# the schema registry too (infra/stack.sh start registry), register the service's schemas in it
+# (tools/register-schemas.ts) and frame every value for it; json needs no registry.
 # Usage: infra/demo.sh [start|stop|status]
 set -euo pipefail
 
@@ -10,11 +13,12 @@ DEMO_DIR="$ROOT/.local/demo"
 KEY_FILE="$DEMO_DIR/api-key"
 SIM_INSTALLATIONS="${DEMO_INSTALLATIONS:-50}"
 SIM_RATE="${DEMO_RATE:-200}"
+SIM_FORMAT="${DEMO_FORMAT:-avro}"
 # The ports of this checkout's demo, recorded at start in PORTS_FILE: status and stop read them
 # back, so they look at this demo's processes whatever the environment of the shell says
 # (another checkout's demo may answer on the defaults). The stack's are infra/stack.sh's.
 PORTS_FILE="$DEMO_DIR/ports"
-PORT_VARS=(API_PORT CONSUMER_HEALTH_PORT PROMETHEUS_PORT KAFKA_PORT KAFKA_CONTROLLER_PORT REDIS_PORT)
+PORT_VARS=(API_PORT CONSUMER_HEALTH_PORT PROMETHEUS_PORT KAFKA_PORT KAFKA_CONTROLLER_PORT REDIS_PORT REGISTRY_PORT REGISTRY_MANAGEMENT_PORT)
 declare -A PORT_FROM_ENV=()
 for v in "${PORT_VARS[@]}"; do [ -z "${!v:-}" ] || PORT_FROM_ENV[$v]="${!v}"; done
 API_PORT="${API_PORT:-8080}"
@@ -23,6 +27,8 @@ PROMETHEUS_PORT="${PROMETHEUS_PORT:-19090}"
 KAFKA_PORT="${KAFKA_PORT:-19092}"
 KAFKA_CONTROLLER_PORT="${KAFKA_CONTROLLER_PORT:-19093}"
 REDIS_PORT="${REDIS_PORT:-16379}"
+REGISTRY_PORT="${REGISTRY_PORT:-18081}"
+REGISTRY_MANAGEMENT_PORT="${REGISTRY_MANAGEMENT_PORT:-18082}"
 TSX="$ROOT/node_modules/.bin/tsx"
 # The project's own Node first (npm ci installs Node 24 there), as npm scripts do, so
 # `bash infra/demo.sh` run directly uses the same runtime as `npm run demo`.
@@ -79,6 +85,10 @@ derive_settings() {
   # The processes reach the stack infra/stack.sh starts, on its ports (KAFKA_PORT, REDIS_PORT).
   export KAFKA_BROKERS="${KAFKA_BROKERS:-127.0.0.1:$KAFKA_PORT}"
   export REDIS_URL="${REDIS_URL:-redis://127.0.0.1:$REDIS_PORT}"
+  # Framed values: the consumers decode them with the schemas this registry holds.
+  if [ "$SIM_FORMAT" != json ]; then
+    export SCHEMA_REGISTRY_URL="${SCHEMA_REGISTRY_URL:-http://127.0.0.1:$REGISTRY_PORT/apis/ccompat/v7}"
+  fi
   # The demo's Prometheus: its config and data under .local/demo/prometheus/, on loopback.
   export PROMETHEUS_DIR="$DEMO_DIR/prometheus"
   export "${PORT_VARS[@]}"
@@ -162,6 +172,11 @@ wait_for_flow() { # seconds
   die "no energy flow for installation 1 after $1 s"
 }
 
+format_in_words() {
+  if [ "$SIM_FORMAT" = json ]; then echo "plain JSON (DEMO_FORMAT=json)"
+  else echo "$SIM_FORMAT framed for the schema registry at $SCHEMA_REGISTRY_URL (DEMO_FORMAT=$SIM_FORMAT)"; fi
+}
+
 tracing_howto() { # what DEMO_TRACING=1 prints; nothing otherwise
   [ "${DEMO_TRACING:-0}" = 1 ] || return 0
   cat <<EOF
@@ -175,7 +190,8 @@ EOF
 print_howto() {
   cat <<EOF
 
-The demo is running: ${SIM_INSTALLATIONS} simulated installations, ${SIM_RATE} telemetry events/s.
+The demo is running: ${SIM_INSTALLATIONS} simulated installations, ${SIM_RATE} telemetry events/s,
+in $(format_in_words).
 The demo key (application 1, installations 1-20) is saved in $KEY_FILE (mode 600).
 The key tool itself keeps no copy: a key you issue with it yourself is yours to save.
 
@@ -202,15 +218,25 @@ start() {
   command -v curl >/dev/null || die "curl not found: install it (Debian: apt-get install curl)"
   command -v setsid >/dev/null || die "setsid not found (util-linux)"
   mkdir -p "$DEMO_DIR"
+  case "$SIM_FORMAT" in json | avro | protobuf | json-schema) ;;
+    *) die "DEMO_FORMAT=$SIM_FORMAT: one of json, avro, protobuf, json-schema" ;; esac
   bash "$ROOT/infra/stack.sh" start
   (cd "$ROOT" && "$TSX" tools/create-topics.ts)
+  echo "$SIM_FORMAT" >"$DEMO_DIR/format"
+  if [ "$SIM_FORMAT" != json ]; then
+    bash "$ROOT/infra/stack.sh" start registry
+    log "registering the service's $SIM_FORMAT schemas (compatibility BACKWARD)"
+    (cd "$ROOT" && "$TSX" tools/register-schemas.ts --format "$SIM_FORMAT" >"$DEMO_DIR/schemas.tsv") \
+      || die "registering the schemas failed"
+    log "$(wc -l <"$DEMO_DIR/schemas.tsv") subjects registered (ids in $DEMO_DIR/schemas.tsv)"
+  fi
   start_bg consumers "$HEALTH_PORT" ${TRACING_ENV[@]+"${TRACING_ENV[@]}"} "${NODE_TSX[@]}" consumers/main.ts
   start_bg api "$API_PORT" ${TRACING_ENV[@]+"${TRACING_ENV[@]}"} "${NODE_TSX[@]}" api/main.ts
   wait_healthy consumers "http://127.0.0.1:$HEALTH_PORT/readyz" 90
   wait_healthy api "http://127.0.0.1:$API_PORT/readyz" 60
   ensure_key
   start_bg simulator - "${NODE_TSX[@]}" tools/simulator.ts \
-    --installations "$SIM_INSTALLATIONS" --rate "$SIM_RATE"
+    --installations "$SIM_INSTALLATIONS" --rate "$SIM_RATE" --format "$SIM_FORMAT"
   wait_for_flow 90
   bash "$ROOT/infra/prometheus.sh" start
   print_howto
@@ -224,7 +250,7 @@ stop() {
   stop_bg api
   stop_bg consumers
   bash "$ROOT/infra/stack.sh" stop
-  rm -f "$PORTS_FILE"
+  rm -f "$PORTS_FILE" "$DEMO_DIR/format"
 }
 
 # Exits non-zero when anything of the demo is down. A process that is not running is not probed
@@ -239,6 +265,10 @@ status() {
   probe_status simulator - || rc=1
   bash "$ROOT/infra/prometheus.sh" status || rc=1
   bash "$ROOT/infra/stack.sh" status || rc=1
+  # The format the demo was started with, not the shell's DEMO_FORMAT.
+  if [ -s "$DEMO_DIR/format" ] && [ "$(cat "$DEMO_DIR/format")" != json ]; then
+    bash "$ROOT/infra/stack.sh" status registry || rc=1
+  fi
   return $rc
 }
 

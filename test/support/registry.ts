@@ -31,10 +31,11 @@ function instance(port: number, registryDir: string): RegistryInstance {
   };
   mkdirSync(registryDir, { recursive: true });
   const run = (command: 'start' | 'stop') => {
-    // flock: test files start it at once; the second waits and finds it running.
+    // flock: test files start it at once; the second waits and finds it running. -o: the
+    // registry started in the background must not inherit the lock, or it holds it for life.
     const result = spawnSync(
       'flock',
-      [join(registryDir, 'start.lock'), 'bash', SCRIPT, command, 'registry'],
+      ['-o', join(registryDir, 'start.lock'), 'bash', SCRIPT, command, 'registry'],
       { env, encoding: 'utf8' },
     );
     if (result.status !== 0) {
