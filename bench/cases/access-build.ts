@@ -1,4 +1,5 @@
 import { Kafka, logLevel } from 'kafkajs';
+import { groupIdOf } from '../../src/consumer-groups.js';
 import { sha } from '../../test/integration/support/consumer-harness.js';
 import { installation } from '../../test/support-api/fixtures.js';
 import { BASE_PATH as BASE } from '../lib/context.js';
@@ -128,8 +129,10 @@ try {
   await waitUntil(
     'the installations projected',
     async () =>
-      (await kafka.committed(`${env.CONSUMER_GROUP}.installations`, topics.installations)) >=
-      installed,
+      (await kafka.committed(
+        groupIdOf({ consumer: { groupId: env.CONSUMER_GROUP } }, 'installations'),
+        topics.installations,
+      )) >= installed,
     300_000,
     consumers,
     200,
@@ -165,7 +168,7 @@ try {
   );
   const view = `${prefix}{a${BIG}}:view`;
   const end = await kafka.endOffset(topics.access);
-  const group = `${env.CONSUMER_GROUP}.access`;
+  const group = groupIdOf({ consumer: { groupId: env.CONSUMER_GROUP } }, 'access');
   let factsSeconds = 0;
   while ((await redis.zcard(view)) < GRANTS) {
     if (factsSeconds === 0 && (await kafka.committed(group, topics.access)) >= end)

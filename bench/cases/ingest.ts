@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { topicSpecs } from '../../consumers/kafka/topics.js';
+import { groupIdOf } from '../../src/consumer-groups.js';
 import { createKeys, deviceField } from '../../src/read-model/keys.js';
 import { createRng, type Rng } from '../../tools/sim/random.js';
 import {
@@ -67,7 +68,7 @@ export async function startTelemetryConsumer(
     { ...setup.quietTopics, telemetry: topic },
     group,
   );
-  return { child, group: `${group}.telemetry` };
+  return { child, group: groupIdOf({ consumer: { groupId: group } }, 'telemetry') };
 }
 
 /**
