@@ -1,3 +1,4 @@
+import type { ProjectedFlow } from '../../src/projection/installation-state.js';
 import { appViewVersionKey, type ReadModelKeys } from '../../src/read-model/keys.js';
 import type { RedisClient } from '../../src/read-model/redis-connection.js';
 import type { Representation } from '../http/representation.js';
@@ -23,9 +24,8 @@ export interface StoredInstallation {
   readonly json: Buffer;
 }
 
-export interface StoredFlow {
-  readonly data: string;
-  readonly validUntilMs: number;
+/** A projected flow as read back, with what a read past its validity needs. */
+export interface StoredFlow extends ProjectedFlow {
   /** Flat field/value pairs of the devices hash, only when the stored flow has expired. */
   readonly devices: readonly string[] | null;
   /** The near-cache entry's memo, when read through it (null: built per request). */

@@ -10,7 +10,7 @@ import { authenticatedRoute, type Params, type RouteContext } from './route-cont
 // The shape both per-installation endpoints share: auth, then `installationId`, then one read
 // whose absent case (missing or inaccessible installation) is one 404 for both.
 
-export interface InstallationRead<T> {
+export interface InstallationRoute<T> {
   readonly url: string;
   read(ctx: RouteContext, keyHash: string, id: number, nowMs: number): Read<T>;
   /** The body with its ETag and Last-Modified (the latest date it contains). */
@@ -20,7 +20,7 @@ export interface InstallationRead<T> {
 export function registerInstallationRoute<T>(
   app: FastifyInstance,
   ctx: RouteContext,
-  route: InstallationRead<T>,
+  route: InstallationRoute<T>,
 ): void {
   const answer = (
     request: FastifyRequest,
