@@ -10,8 +10,8 @@ import type { RedisClient } from '../src/read-model/redis-connection.js';
 import { createTelemetryEdge, mapCache } from '../src/read-model/telemetry-edge.js';
 import type { Rejection } from './dead-letter.js';
 import type { KafkaBatch } from './kafka/client.js';
-import type { BatchOutcome, Projector } from './runner.js';
-import { ContentionError } from './telemetry-projector.js';
+import type { BatchOutcome, Projector } from './projector.js';
+import { ContentionError } from './retriable.js';
 
 // The device-move protocol's own topic (docs/projection.md, docs/events.md: internal): the
 // device.released and device.seen events the telemetry owners send each other. Its consumer

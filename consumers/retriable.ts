@@ -31,6 +31,11 @@ export function groupRejoinCause(error: unknown): Error | null {
   return null;
 }
 
+/** Writers kept changing an installation under a batch's attempts: a later try can succeed. */
+export class ContentionError extends Error {
+  readonly retriable = true;
+}
+
 export function isRetriable(error: unknown): boolean {
   if (typeof error !== 'object' || error === null) return false;
   if (groupRejoinCause(error)) return true;

@@ -18,7 +18,8 @@ import type { Rejection } from './dead-letter.js';
 import type { KafkaBatch, KafkaMessage } from './kafka/client.js';
 import type { ConsumerMetrics } from './metrics.js';
 import type { Pool } from './pool.js';
-import type { BatchOutcome, Projector } from './runner.js';
+import type { BatchOutcome, Projector } from './projector.js';
+import { ContentionError } from './retriable.js';
 import type { OwnedState, PartitionState } from './telemetry-state.js';
 
 // device-telemetry.v1, by the owner of each partition: load what memory lacks (one pipeline),
@@ -39,10 +40,6 @@ export interface TelemetryProjector extends Projector {
 
 /** Attempts before a batch is handed back to the runner's retry with backoff. */
 const MAX_ATTEMPTS = 8;
-
-export class ContentionError extends Error {
-  readonly retriable = true;
-}
 
 /** ingest_device_releases_total: move-protocol events sent, and applied by the moves consumer. */
 export const releasesCounter = (registry: Registry): Counter<'direction'> =>

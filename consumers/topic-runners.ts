@@ -20,8 +20,9 @@ import { deviceMovesTopic } from './kafka/topics.js';
 import type { ConsumerFailure } from './liveness.js';
 import type { ConsumerMetrics } from './metrics.js';
 import { createPool } from './pool.js';
+import type { Projector } from './projector.js';
 import { waitingForReplicas } from './replica-wait.js';
-import { createTopicRunner, type Projector, type TopicRunner } from './runner.js';
+import { createTopicRunner, type TopicRunner } from './runner.js';
 import {
   createTelemetryProjector,
   releasesCounter,
