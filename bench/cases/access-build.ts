@@ -2,10 +2,10 @@ import { Kafka, logLevel } from 'kafkajs';
 import { groupIdOf } from '../../src/consumer-groups.js';
 import { sha } from '../../test/integration/support/consumer-harness.js';
 import { installation } from '../../test/support-api/fixtures.js';
-import { BASE_PATH as BASE } from '../lib/context.js';
 import { numberArg } from '../lib/options.js';
 import { type Child, httpOk, startChild, waitUntil } from '../lib/processes.js';
 import {
+  BASE_PATH as BASE,
   benchKafka,
   benchRedis,
   dropPrefix,

@@ -3,9 +3,8 @@ import { Agent, request } from 'node:http';
 import { Redis } from 'ioredis';
 import { changeChannel, parseChangeChannel } from '../../src/read-model/keys.js';
 import { device, installation, newApiKey } from '../../test/support-api/fixtures.js';
-import { BASE_PATH as BASE } from '../lib/context.js';
 import { numberArg } from '../lib/options.js';
-import { REDIS_URL } from '../lib/stack.js';
+import { BASE_PATH as BASE, REDIS_URL } from '../lib/stack.js';
 import { loadAverage, standalone } from '../lib/standalone.js';
 import { percentile } from '../lib/stats.js';
 

@@ -7,9 +7,8 @@ import { connectRedis, type RedisClient } from '../../src/read-model/redis-conne
 import { device } from '../../test/support-api/fixtures.js';
 import { createSeeder, type Seeder } from '../../test/support-api/seed.js';
 import { BENCH_ONLINE_WINDOW_SECONDS } from '../workload/direct-write.js';
-import { BASE_PATH } from './context.js';
 import { type Child, httpOk, startChild, waitUntil } from './processes.js';
-import { benchRedis, dropPrefix, exitUnlessConnects, REDIS_URL } from './stack.js';
+import { BASE_PATH, benchRedis, dropPrefix, exitUnlessConnects, REDIS_URL } from './stack.js';
 
 // The standalone cases (bench/cases/<case>.ts run on their own with npx tsx, outside
 // bench/run.ts): a Redis prefix of their own, seeded through the consumers' store, the API and
