@@ -9,9 +9,9 @@ import { createRng } from '../../tools/sim/random.js';
 import type { BenchContext } from '../lib/context.js';
 import { printRow, type Row } from '../lib/report.js';
 import { spread } from '../lib/stats.js';
+import { liveMessages, TELEMETRY_PARTITIONS } from '../lib/telemetry-ingest.js';
 import { fullState, stateEvent } from '../workload/device-state.js';
 import type { Workload } from '../workload/plan.js';
-import { liveMessages, TELEMETRY_PARTITIONS } from './ingest.js';
 
 // In process, no Kafka, no Redis: the consumer's pure per-event path (parse and validate, the
 // fold of partition batches, the script arguments with each changed record's JSON) against the

@@ -6,7 +6,12 @@ import { waitUntil } from '../lib/processes.js';
 import { printRow, type Row } from '../lib/report.js';
 import { produceAll } from '../lib/stack.js';
 import { spread } from '../lib/stats.js';
-import { type Consumption, type IngestSetup, liveMessages, measureConsumption } from './ingest.js';
+import {
+  type Consumption,
+  type IngestSetup,
+  liveMessages,
+  measureConsumption,
+} from '../lib/telemetry-ingest.js';
 
 // Issue 14: ingest with two consumer processes in one group against one, alternating, each run
 // on a fresh topic with the project's telemetry partition count. The processes join the empty

@@ -4,8 +4,8 @@ import { groupIdOf } from '../../src/consumer-groups.js';
 import { createRng } from '../../tools/sim/random.js';
 import { type BenchContext, runLoad, startApi, startConsumerProcess } from '../lib/context.js';
 import { produceAll } from '../lib/stack.js';
+import { type IngestSetup, liveMessages } from '../lib/telemetry-ingest.js';
 import { profileMarkdown, summarizeProfile } from '../profile/summarize-profile.js';
-import { type IngestSetup, liveMessages } from './ingest.js';
 import { ENDPOINTS } from './reads.js';
 
 // Where the time goes: the API process under closed-loop load with --cpu-prof (each endpoint in

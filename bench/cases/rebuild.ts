@@ -8,9 +8,9 @@ import { type BenchContext, type ConsumerTopics, startConsumerProcess } from '..
 import { cpuSecondsOf } from '../lib/cpu.js';
 import { printRow, type Row } from '../lib/report.js';
 import { KAFKA_BROKERS, produceAll } from '../lib/stack.js';
+import { liveMessages } from '../lib/telemetry-ingest.js';
 import { accessMessages, firstReports, installationMessages } from '../workload/kafka-build.js';
 import type { Workload } from '../workload/plan.js';
-import { liveMessages } from './ingest.js';
 
 // Time to rebuild the read model from the topics (docs/reliability.md): the installations and
 // access topics of the workload and `rebuildEvents` telemetry events (every device's first

@@ -7,8 +7,8 @@ import { type Child, freePort, httpOk, ROOT, rssMiB, startChild } from '../lib/p
 import { printRow, type Row } from '../lib/report.js';
 import { produceAll } from '../lib/stack.js';
 import { spread } from '../lib/stats.js';
+import { liveMessages } from '../lib/telemetry-ingest.js';
 import type { Workload } from '../workload/plan.js';
-import { liveMessages } from './ingest.js';
 
 // Startup time and memory of both processes, compiled (`npm run build`, `node dist/<file>.js`,
 // as the Dockerfile runs them) against the sources through tsx (`node --import tsx <file>.ts`),
