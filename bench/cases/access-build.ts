@@ -1,7 +1,7 @@
 import { Kafka, logLevel } from 'kafkajs';
 import { groupIdOf } from '../../src/consumer-groups.js';
-import { sha } from '../../test/integration/support/consumer-harness.js';
-import { installation } from '../../test/support-api/fixtures.js';
+import { hashApiKey } from '../../src/domain/access-rule.js';
+import { installation } from '../../tools/seed/records.js';
 import { numberArg } from '../lib/options.js';
 import { type Child, httpOk, startChild, waitUntil } from '../lib/processes.js';
 import {
@@ -70,7 +70,7 @@ const keyFact = (app: number) =>
     type: 'apiKey.created',
     keyId: `k${app}`,
     applicationId: app,
-    keyHash: sha(apiKey(app)),
+    keyHash: hashApiKey(apiKey(app)),
     expiresAt: null,
   });
 const grantFact = (app: number, id: number) =>

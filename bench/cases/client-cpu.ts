@@ -4,7 +4,7 @@ import { createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { device, installation, newApiKey } from '../../test/support-api/fixtures.js';
+import { device, installation, newApiKey } from '../../tools/seed/records.js';
 import { countsSinceZero, zeroInstructions } from '../lib/instructions.js';
 import { numberArg } from '../lib/options.js';
 import { freePort, startChild } from '../lib/processes.js';

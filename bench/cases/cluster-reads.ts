@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { installation, newApiKey } from '../../test/support-api/fixtures.js';
+import { installation, newApiKey } from '../../tools/seed/records.js';
 import { numberArg } from '../lib/options.js';
 import { ROOT } from '../lib/processes.js';
 import { cannon, loadRunner, medianOf, pick, type Run, rpsList } from '../lib/side-by-side.js';

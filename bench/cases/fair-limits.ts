@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeEpoch } from '../../src/read-model/epoch.js';
 import { createKeys } from '../../src/read-model/keys.js';
-import { installation, newApiKey } from '../../test/support-api/fixtures.js';
+import { installation, newApiKey } from '../../tools/seed/records.js';
 import { numberArg } from '../lib/options.js';
 import { ROOT } from '../lib/processes.js';
 import { BASE_PATH as BASE } from '../lib/stack.js';

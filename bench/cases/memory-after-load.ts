@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { Agent, request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { installation, newApiKey } from '../../test/support-api/fixtures.js';
+import { installation, newApiKey } from '../../tools/seed/records.js';
 import { numberArg, stringArg } from '../lib/options.js';
 import { waitUntil } from '../lib/processes.js';
 import { BASE_PATH as BASE } from '../lib/stack.js';

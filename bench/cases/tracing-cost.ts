@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { installation, newApiKey } from '../../test/support-api/fixtures.js';
+import { installation, newApiKey } from '../../tools/seed/records.js';
 import { checkoutArg, numberArg, stringArg } from '../lib/options.js';
 import { freePort, startChild, waitUntil } from '../lib/processes.js';
 import { cannon, loadRunner, medianOf, pick, rpsList } from '../lib/side-by-side.js';

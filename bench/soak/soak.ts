@@ -16,7 +16,7 @@ import {
   telemetryEvent,
 } from '../../test/faults/load.js';
 import { startService } from '../../test/faults/processes.js';
-import { newApiKey } from '../../test/support-api/fixtures.js';
+import { newApiKey } from '../../tools/seed/records.js';
 
 // The soak (docs/reliability.md): measures the consumer's maximum ingest and the API's maximum
 // read rate, then runs both at 50 % for N minutes, sampling consumer and API memory (RSS) and

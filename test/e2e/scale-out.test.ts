@@ -5,6 +5,7 @@ import { topicSpecs } from '../../consumers/kafka/topics.js';
 import { loadConfig } from '../../src/config.js';
 import { groupIdOf, TOPIC_ROLES, type TopicRole } from '../../src/consumer-groups.js';
 import type { RedisClient } from '../../src/read-model/redis-connection.js';
+import { newApiKey } from '../../tools/seed/records.js';
 import { connectedProducer, kafkaFor, seedFleet, startLoad } from '../faults/load.js';
 import { compareApi, compareModel, foldTelemetry } from '../faults/oracle.js';
 import type { ServiceProcess } from '../faults/processes.js';
@@ -18,7 +19,6 @@ import {
   uniqueId,
   waitFor,
 } from '../support/stack.js';
-import { newApiKey } from '../support-api/fixtures.js';
 import { assignment, committed, lag } from './support/consumer-group.js';
 import { apiKeyCreated, applicationUpserted } from './support/events.js';
 import {

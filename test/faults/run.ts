@@ -11,6 +11,7 @@ import { createKafkajsClient } from '../../consumers/kafka/kafkajs-client.js';
 import { dropNegativeTimeoutWarning } from '../../consumers/kafka/negative-timeout.js';
 import { groupIdOf, TOPIC_ROLES } from '../../src/consumer-groups.js';
 import { createLogger } from '../../src/logger.js';
+import { newApiKey } from '../../tools/seed/records.js';
 import {
   apiKeyCreated,
   apiKeyRevoked,
@@ -18,7 +19,6 @@ import {
   grant,
   type Keyed,
 } from '../e2e/support/events.js';
-import { newApiKey } from '../support-api/fixtures.js';
 import { brokerOf, coordinatorPartition, underReplicated } from './brokers.js';
 import { clusterFaultStack, faultStack, ROOT } from './fault-stack.js';
 import {

@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeEpoch } from '../../src/read-model/epoch.js';
 import { appViewVersionKey, createKeys, epochKey } from '../../src/read-model/keys.js';
+import { installation, newApiKey } from '../../tools/seed/records.js';
 import { monitorRedis, type RedisMonitor } from '../support/redis-monitor.js';
 import { testRedis, waitFor } from '../support/stack.js';
 import { refusedWithin } from '../support-api/access-ends.js';
 import { testApi } from '../support-api/api-harness.js';
-import { installation, newApiKey } from '../support-api/fixtures.js';
 import { readsStatus, untilStatusesKept } from '../support-api/key-statuses.js';
 
 // getInstallations through the view cache (api/read-model/view-cache.ts), against a read model
