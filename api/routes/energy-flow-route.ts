@@ -12,8 +12,8 @@ export function registerEnergyFlowRoute(app: FastifyInstance, ctx: RouteContext)
     url: '/getInstallationCurrentEnergyFlow',
     read: (c, keyHash, id, nowMs) => c.reader.flow(keyHash, id, nowMs),
     representation: (c, id, flow, nowMs) => {
-      // An expired flow is recomputed for this instant: never kept.
-      const memo = flow.devices === null ? flow.memo : null;
+      // An expired flow, recomputed for this instant, comes without a memo: never kept.
+      const { memo } = flow;
       if (memo?.flow) return memo.flow;
       const body = energyFlowBody(id, currentFlowData(flow, nowMs, c.onlineWindowSeconds));
       // `data` closes the body: its `lastUpdated` is the last one in it.

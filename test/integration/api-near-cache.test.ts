@@ -9,7 +9,7 @@ import { testRedis, waitFor } from '../support/stack.js';
 import { refusedWithin } from '../support-api/access-ends.js';
 import { testApi } from '../support-api/api-harness.js';
 
-// The near-cache (api/read-model/near-cache.ts) against real Redis, written by the consumers'
+// The near-cache (api/near-cache/near-cache.ts) against real Redis, written by the consumers'
 // own stores: a warm installation is served without Redis; every change the consumers write is
 // served next (the change feed empties the entry, which the next read refills); revocation
 // within 1 s; time is evaluated per request; a lost subscriber connection drops everything;
