@@ -4,9 +4,9 @@ import {
   type StoredFlow,
   UNAUTHORIZED,
   withGrant,
-} from '../read-model/api-reader.js';
-import type { KeyAccess } from '../read-model/key-access.js';
-import type { ViewCache } from '../read-model/view-cache.js';
+} from '../reader/api-reader.js';
+import type { KeyAccess } from '../reader/key-access.js';
+import type { ViewCache } from '../reader/view-cache.js';
 import type { NearCache } from './near-cache.js';
 
 /**

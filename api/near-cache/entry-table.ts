@@ -1,4 +1,4 @@
-import type { ChangeSubscriber } from '../read-model/change-subscriber.js';
+import type { ChangeSubscriber } from '../change-feed/change-subscriber.js';
 import { createRecency, type Linked } from './recency.js';
 import type { Snapshot } from './snapshot.js';
 

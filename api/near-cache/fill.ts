@@ -1,8 +1,8 @@
 import type { ReadModelKeys } from '../../src/read-model/keys.js';
 import type { RedisClient } from '../../src/read-model/redis-connection.js';
-import { flowScriptKeys } from '../read-model/api-scripts.js';
-import { packed } from '../read-model/packed.js';
-import { slotRouter } from '../read-model/slot-router.js';
+import { flowScriptKeys } from '../reader/api-scripts.js';
+import { packed } from '../reader/packed.js';
+import { slotRouter } from '../reader/slot-router.js';
 import { type FillPart, type Snapshot, snapshotOf } from './snapshot.js';
 
 // The one read that fills an entry, in the installation's slot: for a flow, what the flow

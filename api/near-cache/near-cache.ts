@@ -1,5 +1,6 @@
 import type { ReadModelKeys } from '../../src/read-model/keys.js';
 import type { RedisClient } from '../../src/read-model/redis-connection.js';
+import type { ChangeSubscriber } from '../change-feed/change-subscriber.js';
 import {
   ABSENT,
   type Access,
@@ -7,9 +8,8 @@ import {
   type Read,
   type StoredDevices,
   type StoredFlow,
-} from '../read-model/api-reader.js';
-import type { ChangeSubscriber } from '../read-model/change-subscriber.js';
-import type { KeyGrant } from '../read-model/key-access.js';
+} from '../reader/api-reader.js';
+import type { KeyGrant } from '../reader/key-access.js';
 import { createAdmission } from './admission.js';
 import { createEntryTable } from './entry-table.js';
 import { createFill } from './fill.js';

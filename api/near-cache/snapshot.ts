@@ -4,7 +4,7 @@ import {
   type Memo,
   type StoredDevices,
   type StoredFlow,
-} from '../read-model/api-reader.js';
+} from '../reader/api-reader.js';
 
 // What the near-cache holds of one installation, and the reads it answers from it. A hit hands
 // out objects built with the snapshot, so it allocates nothing.

@@ -5,8 +5,8 @@ import { etagOf } from '../http/etag.js';
 import { flowLastUpdatedMs, httpDate, lastUpdatedText } from '../http/last-modified.js';
 import { JSON_TEXT_TYPE, type Representation } from '../http/representation.js';
 import { parseInstallationIds } from '../params/installation-ids.js';
-import type { Access, FlowPart, StoredFlow } from '../read-model/api-reader.js';
-import { currentFlowData } from '../read-model/flow-freshness.js';
+import type { Access, FlowPart, StoredFlow } from '../reader/api-reader.js';
+import { currentFlowData } from '../reader/flow-freshness.js';
 import { answerBadParameters, answerBody } from './answers.js';
 import { authenticatedRoute, type Params, type RouteContext } from './route-context.js';
 

@@ -1,9 +1,9 @@
 import type { FastifyInstance } from 'fastify';
+import { energyFlowBody } from '../http/envelopes.js';
 import { flowLastUpdatedMs } from '../http/last-modified.js';
 import { representationOf } from '../http/representation.js';
-import type { StoredFlow } from '../read-model/api-reader.js';
-import { currentFlowData } from '../read-model/flow-freshness.js';
-import { energyFlowBody } from './envelopes.js';
+import type { StoredFlow } from '../reader/api-reader.js';
+import { currentFlowData } from '../reader/flow-freshness.js';
 import { registerInstallationRoute } from './installation-route.js';
 import type { RouteContext } from './route-context.js';
 

@@ -5,7 +5,7 @@ import { sendError } from '../errors/error-catalog.js';
 import type { FollowedFlow } from '../near-cache/snapshot.js';
 import type { StreamMetrics } from '../ops/stream-metrics.js';
 import { parseInstallationId } from '../params/installation-id.js';
-import type { Access } from '../read-model/api-reader.js';
+import type { Access } from '../reader/api-reader.js';
 import type { FlowStreams } from '../streams/flow-streams.js';
 import { SSE_HEADERS } from '../streams/sse.js';
 import { type StreamLimits, sendStreamLimited } from '../streams/stream-limits.js';

@@ -3,7 +3,7 @@ import { authenticatedKeyHash } from '../auth/authenticate.js';
 import { sendError } from '../errors/error-catalog.js';
 import type { Representation } from '../http/representation.js';
 import { parseInstallationId } from '../params/installation-id.js';
-import type { Access, Read } from '../read-model/api-reader.js';
+import type { Access, Read } from '../reader/api-reader.js';
 import { answerBadParameters, answerBody, answerLiveError } from './answers.js';
 import { authenticatedRoute, type Params, type RouteContext } from './route-context.js';
 

@@ -4,7 +4,7 @@ import { requireWellFormedKey } from '../auth/authenticate.js';
 import { type ErrorCode, sendError } from '../errors/error-catalog.js';
 import { handleHttpError, isClientError } from '../http-errors.js';
 import type { Quotas } from '../quotas/quota.js';
-import type { ApiReader } from '../read-model/api-reader.js';
+import type { ApiReader } from '../reader/api-reader.js';
 
 /** What the read routes need, and nothing more. */
 export interface RouteContext {

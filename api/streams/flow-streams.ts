@@ -1,15 +1,15 @@
 import type { ServerResponse } from 'node:http';
 import type { FastifyBaseLogger } from 'fastify';
+import type { ChangeSubscriber } from '../change-feed/change-subscriber.js';
 import { errorBody } from '../errors/error-catalog.js';
+import { energyFlowBody } from '../http/envelopes.js';
 import { etagOf } from '../http/etag.js';
 import type { NearCache } from '../near-cache/near-cache.js';
 import type { FollowedFlow } from '../near-cache/snapshot.js';
 import type { StreamEnd, StreamMetrics } from '../ops/stream-metrics.js';
-import { type Access, UNAUTHORIZED } from '../read-model/api-reader.js';
-import type { ChangeSubscriber } from '../read-model/change-subscriber.js';
-import { currentFlow } from '../read-model/flow-freshness.js';
-import type { KeyAccess } from '../read-model/key-access.js';
-import { energyFlowBody } from '../routes/envelopes.js';
+import { type Access, UNAUTHORIZED } from '../reader/api-reader.js';
+import { currentFlow } from '../reader/flow-freshness.js';
+import type { KeyAccess } from '../reader/key-access.js';
 import type { StreamOutcome, StreamPush, StreamTracer } from '../tracing/api-tracer.js';
 import { flowEvent, KEEP_ALIVE, revokedEvent, SSE_HEADERS } from './sse.js';
 

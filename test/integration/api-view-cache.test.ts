@@ -8,7 +8,7 @@ import { refusedWithin } from '../support-api/access-ends.js';
 import { testApi } from '../support-api/api-harness.js';
 import { readsStatus, untilStatusesKept } from '../support-api/key-statuses.js';
 
-// getInstallations through the view cache (api/read-model/view-cache.ts), against a read model
+// getInstallations through the view cache (api/reader/view-cache.ts), against a read model
 // written by the consumers' own stores. Pages are kept per application and page size, each with
 // the version of the application's view it was read at: once the key is judged from memory, a
 // repeated request costs one GET of that version and answers the same bytes; every write of the
