@@ -43,7 +43,7 @@ export interface InstallationState {
   /**
    * By device field `<category>:<deviceId>`, in the devices hash's order. A fold updates it in
    * place; its owner keeps a state only while Redis holds what the fold made of it
-   * (src/read-model/telemetry-edge.ts drops it otherwise).
+   * (src/read-model/telemetry-store.ts drops it otherwise).
    */
   readonly devices: Map<string, DeviceEntry>;
   readonly flow: ProjectedFlow;
