@@ -18,7 +18,7 @@ import { createQuotaRefusals } from './ops/quota-metrics.js';
 import { createStreamMetrics } from './ops/stream-metrics.js';
 import { registerPlayground } from './playground/playground.js';
 import { createQuotas } from './quotas/quota.js';
-import { createReadSide } from './read-model/read-side.js';
+import { createReadSide } from './read-side.js';
 import { requestLogController } from './request-logging.js';
 import { registerBulkFlowRoute } from './routes/bulk-flow-route.js';
 import { registerDevicesRoute } from './routes/devices-route.js';
@@ -151,7 +151,6 @@ export function buildApi(deps: ApiDeps): FastifyInstance {
       registerDevicesRoute(api, ctx);
       registerEnergyFlowRoute(api, ctx);
       registerFlowStreamRoute(api, ctx, {
-        cache: side.cache,
         streams: side.streams,
         limits: createStreamLimits({
           redis,

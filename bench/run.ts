@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { buildThroughKafka, captureBodies } from './cases/build.js';
-import { freshness, type IngestSetup, ingestThroughput } from './cases/ingest.js';
+import { freshness, ingestThroughput } from './cases/ingest.js';
 import { ingestCodecs } from './cases/ingest-codec.js';
 import { ingestFloor } from './cases/ingest-floor.js';
 import { ingestReference } from './cases/ingest-reference.js';
@@ -35,6 +35,7 @@ import {
   redisVersion,
 } from './lib/stack.js';
 import { recordTargets } from './lib/targets-record.js';
+import type { IngestSetup } from './lib/telemetry-ingest.js';
 import type { Endpoint } from './load/load-spec.js';
 import { createWorkload } from './workload/plan.js';
 

@@ -6,7 +6,7 @@ import type { AccessWork } from '../src/read-model/access-store.js';
 import type { Rejection } from './dead-letter.js';
 import type { KafkaBatch } from './kafka/client.js';
 import type { ConsumerMetrics } from './metrics.js';
-import type { BatchOutcome, Projector } from './runner.js';
+import type { BatchOutcome, Projector } from './projector.js';
 
 // access-changes.v1: store the batch's facts (statuses of keys and applications take effect
 // here), then record the (application, installation) entries they may change for the access

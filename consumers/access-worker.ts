@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { AccessWork, WorkPlace } from '../src/read-model/access-store.js';
 import type { ConsumerMetrics } from './metrics.js';
-import type { Projector } from './runner.js';
+import type { Projector } from './projector.js';
 
 // Derives the access entries that the batches of this process's partitions recorded
 // (src/read-model/access-store.ts), one chunk per application in turn, behind the batches: a

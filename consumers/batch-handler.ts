@@ -2,9 +2,9 @@ import type { Logger } from 'pino';
 import type { DeadLetterWriter, Rejection } from './dead-letter.js';
 import type { BatchContext, BatchHandler, KafkaBatch, KafkaMessage } from './kafka/client.js';
 import type { ConsumerMetrics } from './metrics.js';
+import type { Projector } from './projector.js';
 import { isRetriable } from './retriable.js';
 import { type RetryPolicy, retryUntilDone } from './retry.js';
-import type { Projector } from './runner.js';
 import type { BatchTracer } from './tracing/batch-tracer.js';
 
 // What a topic runner does with one batch: project it, dead-letter its rejects, record it; it

@@ -7,11 +7,11 @@ import {
 import type { EventOutcome, FoldContext } from '../src/projection/telemetry-fold.js';
 import type { ReadModelKeys } from '../src/read-model/keys.js';
 import type { RedisClient } from '../src/read-model/redis-connection.js';
-import { createTelemetryEdge, mapCache } from '../src/read-model/telemetry-edge.js';
+import { createTelemetryStore, mapCache } from '../src/read-model/telemetry-store.js';
 import type { Rejection } from './dead-letter.js';
 import type { KafkaBatch } from './kafka/client.js';
-import type { BatchOutcome, Projector } from './runner.js';
-import { ContentionError } from './telemetry-projector.js';
+import type { BatchOutcome, Projector } from './projector.js';
+import { ContentionError } from './retriable.js';
 
 // The device-move protocol's own topic (docs/projection.md, docs/events.md: internal): the
 // device.released and device.seen events the telemetry owners send each other. Its consumer
@@ -50,7 +50,7 @@ export function createDeviceMovesProjector(deps: {
           });
       }
       // Nothing kept between batches: every installation read afresh, every write guarded.
-      const edge = createTelemetryEdge({
+      const store = createTelemetryStore({
         conn: deps.conn,
         keys: deps.keys,
         cache: mapCache(),
@@ -59,7 +59,7 @@ export function createDeviceMovesProjector(deps: {
       const outcomes = new Map<number, EventOutcome>();
       let pending = events.map((_, i) => i);
       for (let i = 0; i < MAX_ATTEMPTS && pending.length > 0; i++) {
-        const result = await edge.pass(
+        const result = await store.pass(
           pending.map((j) => events[j] as DeviceReleasedEvent),
           deps.ctx(),
         );

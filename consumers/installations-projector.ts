@@ -8,7 +8,7 @@ import type { InstallationStore } from '../src/read-model/installation-store.js'
 import type { Rejection } from './dead-letter.js';
 import type { KafkaBatch } from './kafka/client.js';
 import type { ConsumerMetrics } from './metrics.js';
-import type { BatchOutcome, Projector } from './runner.js';
+import type { BatchOutcome, Projector } from './projector.js';
 
 // installations.v1: upserts (last-writer-wins by occurredAt) and deletions (event or tombstone).
 // The access entries of every installation the batch changed are recorded for the access

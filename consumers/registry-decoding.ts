@@ -5,7 +5,7 @@ import { createRegistryDecoder, type RegistryDecoder } from '../src/registry/val
 import { isFramed } from '../src/registry/wire-format.js';
 import type { Rejection } from './dead-letter.js';
 import type { KafkaMessage } from './kafka/client.js';
-import type { Projector } from './runner.js';
+import type { Projector } from './projector.js';
 
 // The decode step before a topic's projector: registry-framed values (magic byte 0) are decoded
 // with their writer's schema into the JSON form, which the projector then parses, validates

@@ -1,5 +1,5 @@
 import { isCluster, type RedisClient } from '../src/read-model/redis-connection.js';
-import type { Projector } from './runner.js';
+import type { Projector } from './projector.js';
 
 // What a batch's acknowledgment waits for before its offsets are committed. By default, the
 // master's reply: with AOF and fsync always the write is on the master's disk, but replication

@@ -1,13 +1,7 @@
 import type { Logger } from 'pino';
 import { createBatchHandler, withHeartbeats } from './batch-handler.js';
-import type { DeadLetterWriter, Rejection } from './dead-letter.js';
-import type {
-  Admin,
-  BatchConsumer,
-  ConsumerEvents,
-  KafkaBatch,
-  KafkaClient,
-} from './kafka/client.js';
+import type { DeadLetterWriter } from './dead-letter.js';
+import type { Admin, BatchConsumer, ConsumerEvents, KafkaClient } from './kafka/client.js';
 import { onUndecodableBatch, type UndecodableBatchError } from './kafka/codecs.js';
 import {
   type ConsumerFailure,
@@ -17,21 +11,13 @@ import {
   type StoppedAt,
 } from './liveness.js';
 import type { ConsumerMetrics } from './metrics.js';
+import type { Projector } from './projector.js';
 import type { RetryPolicy } from './retry.js';
 import type { BatchTracer } from './tracing/batch-tracer.js';
 
 // One consumer group per input topic: validate and project a batch, dead-letter its rejects,
 // and only then let the client commit (batch-handler.ts). Retriable failures retry the whole
 // batch; any other failure is isolated to the one message that causes it.
-
-export interface BatchOutcome {
-  readonly rejections: readonly Rejection[];
-}
-
-export interface Projector {
-  /** Projects a batch; throws when it failed (the runner retries or isolates the culprit). */
-  project(batch: KafkaBatch): Promise<BatchOutcome>;
-}
 
 export interface TopicRunner {
   readonly topic: string;

@@ -12,17 +12,18 @@ import {
 import type { InstallationWrite } from '../src/projection/write-plan.js';
 import { flowDueKey, type ReadModelKeys } from '../src/read-model/keys.js';
 import type { RedisClient } from '../src/read-model/redis-connection.js';
-import { createTelemetryEdge, type TelemetryEdge } from '../src/read-model/telemetry-edge.js';
+import { createTelemetryStore, type TelemetryStore } from '../src/read-model/telemetry-store.js';
 import type { PassTrace } from '../src/tracing/pass-trace.js';
 import type { Rejection } from './dead-letter.js';
 import type { KafkaBatch, KafkaMessage } from './kafka/client.js';
 import type { ConsumerMetrics } from './metrics.js';
 import type { Pool } from './pool.js';
-import type { BatchOutcome, Projector } from './runner.js';
+import type { BatchOutcome, Projector } from './projector.js';
+import { ContentionError } from './retriable.js';
 import type { OwnedState, PartitionState } from './telemetry-state.js';
 
 // device-telemetry.v1, by the owner of each partition: load what memory lacks (one pipeline),
-// fold the batch (pure, src/projection/), write at the edge: device index operations, the
+// fold the batch (pure, src/projection/), write to Redis: device index operations, the
 // device.released messages they imply (Kafka, on the service's own moves topic, acknowledged;
 // consumers/device-moves-projector.ts applies them), then one script per installation
 // in its slot (one pipeline). A write refused because its revision moved (another writer: the
@@ -39,10 +40,6 @@ export interface TelemetryProjector extends Projector {
 
 /** Attempts before a batch is handed back to the runner's retry with backoff. */
 const MAX_ATTEMPTS = 8;
-
-export class ContentionError extends Error {
-  readonly retriable = true;
-}
 
 /** ingest_device_releases_total: move-protocol events sent, and applied by the moves consumer. */
 export const releasesCounter = (registry: Registry): Counter<'direction'> =>
@@ -111,13 +108,13 @@ const foldContext = (deps: TelemetryProjectorDeps) => ({
   onlineWindowSeconds: deps.onlineWindowSeconds,
 });
 
-const edgeOf = (
+const storeOf = (
   deps: TelemetryProjectorDeps,
   conn: RedisClient,
   part: PartitionState,
   partition: number,
 ) =>
-  createTelemetryEdge({
+  createTelemetryStore({
     conn,
     keys: deps.keys,
     cache: part,
@@ -203,11 +200,11 @@ async function settle(
   const outcomes: Outcomes = new Array(events.length);
   await deps.owned.lock(partition, () =>
     deps.conns.use(async (conn) => {
-      const edge = edgeOf(deps, conn, deps.owned.partition(partition), partition);
+      const store = storeOf(deps, conn, deps.owned.partition(partition), partition);
       // Positions of the events still to settle; null: all of them (no copy for the usual pass).
       let pending: number[] | null = null;
       for (let i = 0; i < MAX_ATTEMPTS && pending?.length !== 0; i++)
-        pending = await attempt(deps, edge, events, pending, outcomes);
+        pending = await attempt(deps, store, events, pending, outcomes);
       if (pending?.length !== 0)
         throw new ContentionError(
           `installations kept changing under ${MAX_ATTEMPTS} attempts: ${[
@@ -222,7 +219,7 @@ async function settle(
 /** One pass over the pending events: records the outcomes it settled, returns those to redo. */
 async function attempt(
   deps: TelemetryProjectorDeps,
-  edge: TelemetryEdge,
+  store: TelemetryStore,
   events: readonly ProjectionEvent[],
   pending: readonly number[] | null,
   outcomes: Outcomes,
@@ -230,7 +227,7 @@ async function attempt(
   const { topic } = deps;
   const at = (k: number) => (pending === null ? k : (pending[k] as number));
   const these = pending === null ? events : pending.map((p) => events[p] as ProjectionEvent);
-  const result = await edge.pass(these, foldContext(deps));
+  const result = await store.pass(these, foldContext(deps));
   if (result.corrupt.size > 0) {
     deps.metrics.corruptInstallations.inc({ topic }, result.corrupt.size);
     deps.logger.error(
@@ -289,9 +286,9 @@ async function agePartition(
   const part = deps.owned.held(partition);
   if (!part) return;
   const now = deps.clock();
-  const edge = edgeOf(deps, conn, part, partition);
+  const store = storeOf(deps, conn, part, partition);
   // Loaded states are refreshed even if memory's bound evicted them again while loading.
-  const candidates = await loadDue(deps, conn, partition, part, edge, now);
+  const candidates = await loadDue(deps, conn, partition, part, store, now);
   const at = { nowMs: now, onlineWindowSeconds: deps.onlineWindowSeconds };
   const writes: InstallationWrite[] = [];
   for (const state of part.values()) candidates.set(state.id, state);
@@ -301,7 +298,7 @@ async function agePartition(
     if (w) writes.push(w);
   }
   if (writes.length > 0) {
-    const refused = await edge.write(writes);
+    const refused = await store.write(writes);
     deps.metrics.flowRefreshes.inc({ trigger: 'ageing' }, writes.length - refused.size);
     // A refused write dropped its copy: the next sweep reads the installation again.
     for (const id of refused) part.scheduleEvicted(id, now);
@@ -316,7 +313,7 @@ async function loadDue(
   conn: RedisClient,
   partition: number,
   part: PartitionState,
-  edge: TelemetryEdge,
+  store: TelemetryStore,
   now: number,
 ): Promise<Map<number, InstallationState>> {
   const candidates = new Map<number, InstallationState>();
@@ -324,7 +321,7 @@ async function loadDue(
   for (const [id, until] of part.evictedDue) if (until < now) due.push(id);
   if (due.length === 0) return candidates;
   // What loads leaves the schedule for memory (set()); a failed load leaves it due.
-  const loaded = await edge.load(due);
+  const loaded = await store.load(due);
   for (const [id, state] of loaded) candidates.set(id, state);
   for (const id of due) if (!loaded.has(id)) part.scheduleEvicted(id, 0);
   // Scheduled but no longer expiring (deleted, or written since by another owner).

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { Config } from '../src/config.js';
+import { groupIdOf, type Role } from '../src/consumer-groups.js';
 import { MAX_MESSAGE_BYTES } from '../src/domain/limits.js';
 import {
   type DeviceReleasedEvent,
@@ -20,9 +21,10 @@ import { deviceMovesTopic } from './kafka/topics.js';
 import type { ConsumerFailure } from './liveness.js';
 import type { ConsumerMetrics } from './metrics.js';
 import { createPool } from './pool.js';
+import type { Projector } from './projector.js';
 import { registryDecoding } from './registry-decoding.js';
 import { waitingForReplicas } from './replica-wait.js';
-import { createTopicRunner, type Projector, type TopicRunner } from './runner.js';
+import { createTopicRunner, type TopicRunner } from './runner.js';
 import {
   createTelemetryProjector,
   releasesCounter,
@@ -70,7 +72,7 @@ const FACT_PARTITIONS_AT_ONCE = 3;
 
 type RunnerFor = (
   topic: string,
-  role: string,
+  role: Role,
   projector: Projector,
   /** The connections its projector writes on (a batch waits for replicas on each). */
   conns: readonly RedisClient[],
@@ -129,12 +131,7 @@ export function createTopicRunners(deps: TopicRunnersDeps): TopicRunners {
     logger,
   });
   // The access worker takes up the recorded work of whatever partitions these two own.
-  const recordingRunner = (
-    topic: string,
-    role: string,
-    projector: Projector,
-    conn: RedisClient,
-  ) => {
+  const recordingRunner = (topic: string, role: Role, projector: Projector, conn: RedisClient) => {
     const first = accessWorker.yieldingTo(projector);
     const r: TopicRunner = runner(topic, role, first, [conn], FACT_PARTITIONS_AT_ONCE, () =>
       accessWorker.assigned(topic, r.assignment()),
@@ -161,7 +158,7 @@ export function createTopicRunners(deps: TopicRunnersDeps): TopicRunners {
   };
 }
 
-/** A runner for one topic, in the group `<groupId>.<role>`. */
+/** A runner for one topic, in the group of its role. */
 function runnerFor(deps: TopicRunnersDeps): RunnerFor {
   const { config } = deps;
   const retry = { initialDelayMs: 100, maxDelayMs: config.consumer.maxRetryDelayMs };
@@ -178,7 +175,7 @@ function runnerFor(deps: TopicRunnersDeps): RunnerFor {
       kafka: deps.kafka,
       admin: deps.admin,
       topic,
-      groupId: `${config.consumer.groupId}.${role}`,
+      groupId: groupIdOf(config, role),
       projector: durable(projector, conns),
       deadLetter: deps.deadLetter,
       metrics: deps.metrics,

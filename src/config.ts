@@ -179,7 +179,7 @@ export interface Config {
     readonly docsProxyStreams: number;
     /** Default budget per application and minute; 0 = quotas off (beyond.md §6). */
     readonly quotaRequestsPerMinute: number;
-    /** Installations the in-process near-cache holds (api/read-model/near-cache.ts); 0 = off. */
+    /** Installations the in-process near-cache holds (api/near-cache/); 0 = off. */
     readonly nearCacheEntries: number;
     /** An entry older than this is re-read even without an announcement. */
     readonly nearCacheMaxAgeMs: number;

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { createKafkajsClient } from '../consumers/kafka/kafkajs-client.js';
 import { loadConfig } from '../src/config.js';
+import { groupIdOf, TOPIC_ROLES } from '../src/consumer-groups.js';
 import { connectRedis } from '../src/read-model/redis-connection.js';
 import { createCliLogger, runCommand, usageText } from './cli.js';
 import {
@@ -15,8 +16,6 @@ import { planRebuild, type RebuildPlan, rebuildReadModel } from './rebuild/read-
 
 // Rebuilds a read model that lost its data (docs/operations.md, "Rebuilding the read model").
 // A dry run unless --execute; refuses while a consumer group has members.
-
-const ROLES = ['installations', 'access', 'telemetry'] as const;
 
 const spec = {
   name: 'rebuild',
@@ -59,9 +58,9 @@ runCommand(spec, async (args) => {
     logger,
   });
   const redis = connectRedis(config.redis, { maxRetriesPerRequest: 1 });
-  const groups = ROLES.map((role) => ({
+  const groups = TOPIC_ROLES.map((role) => ({
     topic: config.topics[role],
-    groupId: `${config.consumer.groupId}.${role}`,
+    groupId: groupIdOf(config, role),
   }));
   const deps = { kafka, redis, keyPrefix: config.redis.keyPrefix, groups };
   try {

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { createKafkajsClient } from '../consumers/kafka/kafkajs-client.js';
 import { loadConfig } from '../src/config.js';
+import { groupIdOf, TOPIC_ROLES } from '../src/consumer-groups.js';
 import { createCliLogger, runCommand, UsageError, usageText } from './cli.js';
 import {
   assertConfirmable,
@@ -15,8 +16,6 @@ import { planSkip, skipBatch, skippedRange } from './skip-batch/batch-skip.js';
 // Moves a consumer group past a record batch no codec decodes (docs/operations.md, "Moving a
 // group past an undecodable batch"). A dry run unless --execute; refuses while the group has
 // members.
-
-const ROLES = ['installations', 'access', 'telemetry'] as const;
 
 const spec = {
   name: 'skip-batch',
@@ -56,8 +55,8 @@ const out = (line: string) => process.stdout.write(`${line}\n`);
 runCommand(spec, async (args) => {
   assertConfirmable(args);
   const config = loadConfig();
-  const role = ROLES.find((r) => config.topics[r] === args.topic);
-  const groupId = args.group ?? (role ? `${config.consumer.groupId}.${role}` : undefined);
+  const role = TOPIC_ROLES.find((r) => config.topics[r] === args.topic);
+  const groupId = args.group ?? (role ? groupIdOf(config, role) : undefined);
   if (!groupId)
     throw new UsageError(`${args.topic} is not a consumer topic of this config: pass --group`);
   const logger = createCliLogger({ level: config.logLevel, name: 'skip-batch' });

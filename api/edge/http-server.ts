@@ -8,8 +8,8 @@ import {
   type EdgeServerLimits,
 } from '../../src/http/edge-server.js';
 import { errorBody, type TransportErrorCode } from '../errors/error-catalog.js';
+import { API_HEADERS } from '../http/response-headers.js';
 import { checkRequestTarget } from './request-target.js';
-import { API_HEADERS } from './response-headers.js';
 
 // The API's Node server under Fastify: the shared edge (src/http/edge-server.ts: timeouts,
 // connection caps, Host and version checks, refusals in JSON) answering in the API's envelope

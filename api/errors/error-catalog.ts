@@ -1,5 +1,5 @@
 import type { FastifyReply } from 'fastify';
-import { API_HEADERS } from '../edge/response-headers.js';
+import { API_HEADERS } from '../http/response-headers.js';
 
 // The API's error table (read-api.md "Errors"): code, HTTP status and meaning in one entry.
 // Every route and the OpenAPI document take their errors from here.

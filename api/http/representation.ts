@@ -1,9 +1,9 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { API_HEADERS } from '../edge/response-headers.js';
 import { chooseCoding, codedTag, compress, MIN_COMPRESS_BYTES } from './compression.js';
 import { matchingTag, notModifiedSince } from './conditional.js';
 import { etagOf } from './etag.js';
 import { httpDate } from './last-modified.js';
+import { API_HEADERS } from './response-headers.js';
 
 // A 200 body of a read, negotiated (beyond.md §1-3): its ETag, Last-Modified, content coding,
 // and whether the client's copy is current (304). Decided before the answer is sent, so a

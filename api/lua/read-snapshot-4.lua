@@ -1,5 +1,5 @@
 --[[
-  What the near-cache holds of one installation (api/read-model/near-cache.ts), if the application may
+  What the near-cache holds of one installation (api/near-cache/), if the application may
   read it: the application's acl entry, the stored flow and the devices hash, in one call. The access
   check is the same as the other API scripts', so a refusal costs what it costs them.
 

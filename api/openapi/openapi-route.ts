@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { API_HEADERS } from '../edge/response-headers.js';
+import { API_HEADERS } from '../http/response-headers.js';
 import { buildOpenApiDocument } from './openapi-document.js';
 
 /** `{base}/openapi.json`: the description, servers set to this deployment's base path. */

@@ -1,5 +1,5 @@
 import { Counter, Gauge, type Registry } from 'prom-client';
-import type { NearCache, NearCacheStats } from '../read-model/near-cache.js';
+import type { NearCache, NearCacheStats } from '../near-cache/near-cache.js';
 
 // What the near-cache does, for sizing it (docs/scaling.md): its hit ratio, how often it keeps
 // or lets go of an installation, and what it holds. Read from its own counts when scraped:

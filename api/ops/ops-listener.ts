@@ -2,8 +2,8 @@ import type { Server } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import { createEdgeServer, type EdgeServerHooks } from '../../src/http/edge-server.js';
 import { PROBE_LIMITS } from '../../src/http/probe-limits.js';
-import { API_HEADERS } from '../edge/response-headers.js';
 import { errorBody } from '../errors/error-catalog.js';
+import { API_HEADERS } from '../http/response-headers.js';
 
 // The API's ops listener (API_OPS_HOST, API_OPS_PORT): /healthz, /readyz and /metrics on a port
 // of their own, with the probe limits of the consumers' health server, answered by the same

@@ -3,7 +3,7 @@ import { OPENMETRICS_CONTENT_TYPE, prefersOpenMetrics } from '../../src/ops/open
 import { readEpoch } from '../../src/read-model/epoch.js';
 import type { ReadModelKeys } from '../../src/read-model/keys.js';
 import type { RedisClient } from '../../src/read-model/redis-connection.js';
-import { API_HEADERS } from '../edge/response-headers.js';
+import { API_HEADERS } from '../http/response-headers.js';
 import type { ApiMetrics } from './api-metrics.js';
 
 // Operations endpoints, outside the API base: liveness, readiness (Redis answers and holds the

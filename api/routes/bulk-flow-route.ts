@@ -5,8 +5,8 @@ import { etagOf } from '../http/etag.js';
 import { flowLastUpdatedMs, httpDate, lastUpdatedText } from '../http/last-modified.js';
 import { JSON_TEXT_TYPE, type Representation } from '../http/representation.js';
 import { parseInstallationIds } from '../params/installation-ids.js';
-import type { Access, FlowPart, StoredFlow } from '../read-model/api-reader.js';
-import { currentFlowData } from '../read-model/flow-freshness.js';
+import type { Access, FlowPart, StoredFlow } from '../reader/api-reader.js';
+import { currentFlowData } from '../reader/flow-freshness.js';
 import { answerBadParameters, answerBody } from './answers.js';
 import { authenticatedRoute, type Params, type RouteContext } from './route-context.js';
 
@@ -71,7 +71,7 @@ export function registerBulkFlowRoute(app: FastifyInstance, ctx: RouteContext): 
  * a hit costs the request a copy of bytes encoded once, not a template and a UTF-8 encode.
  */
 function flowPart(ctx: RouteContext, id: number, stored: StoredFlow, nowMs: number): FlowPart {
-  const memo = keepingMemo(stored);
+  const { memo } = stored;
   if (memo !== null && memo.flowPart !== null) return memo.flowPart;
   const data = currentFlowData(stored, nowMs, ctx.onlineWindowSeconds);
   const updated = lastUpdatedText(data);
@@ -117,11 +117,8 @@ function keptPart(
   stored: StoredFlow,
   nowMs: number,
 ): FlowPart | undefined {
-  return keepingMemo(stored) === null ? undefined : flowPart(ctx, id, stored, nowMs);
+  return stored.memo === null ? undefined : flowPart(ctx, id, stored, nowMs);
 }
-
-/** The near-cache memo that keeps this flow's part; null for an expired or uncached flow. */
-const keepingMemo = (stored: StoredFlow) => (stored.devices === null ? stored.memo : null);
 
 /**
  * Null when any read found the key not live (it may have ended during the request).
@@ -150,7 +147,7 @@ function bulkFlowAnswer(
       continue;
     }
     const stored = read.value;
-    if (keepingMemo(stored) === null) keepable = false;
+    if (stored.memo === null) keepable = false;
     const part = flowPart(ctx, id, stored, nowMs);
     parts[i] = part;
     // Fixed-width date-times: the greatest text is the latest.

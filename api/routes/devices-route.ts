@@ -1,9 +1,9 @@
 import type { FastifyInstance } from 'fastify';
+import { devicesBody } from '../http/envelopes.js';
 import { latestLastSeenMs } from '../http/last-modified.js';
 import { representationOf } from '../http/representation.js';
-import type { StoredDevices } from '../read-model/api-reader.js';
-import { packed } from '../read-model/packed.js';
-import { devicesBody } from './envelopes.js';
+import type { StoredDevices } from '../reader/api-reader.js';
+import { packed } from '../reader/packed.js';
 import { registerInstallationRoute } from './installation-route.js';
 import type { RouteContext } from './route-context.js';
 

@@ -2,10 +2,10 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { forwardedClient } from '../../src/http/client-address.js';
 import { authenticatedKeyHash } from '../auth/authenticate.js';
 import { sendError } from '../errors/error-catalog.js';
+import type { FollowedFlow } from '../near-cache/snapshot.js';
 import type { StreamMetrics } from '../ops/stream-metrics.js';
 import { parseInstallationId } from '../params/installation-id.js';
-import type { Access } from '../read-model/api-reader.js';
-import type { InstallationRead, NearCache } from '../read-model/near-cache.js';
+import type { Access } from '../reader/api-reader.js';
 import type { FlowStreams } from '../streams/flow-streams.js';
 import { SSE_HEADERS } from '../streams/sse.js';
 import { type StreamLimits, sendStreamLimited } from '../streams/stream-limits.js';
@@ -39,7 +39,6 @@ export function registerFlowStreamRoute(
   app: FastifyInstance,
   ctx: RouteContext,
   deps: {
-    cache: NearCache;
     streams: FlowStreams;
     limits: StreamLimits;
     trustedProxies: ReadonlySet<string>;
@@ -47,7 +46,7 @@ export function registerFlowStreamRoute(
   },
 ): void {
   const { metrics } = deps.counting;
-  const refusal = (reply: FastifyReply, result: Access<InstallationRead>) =>
+  const refusal = (reply: FastifyReply, result: Access<FollowedFlow>) =>
     sendError(reply, result.kind === 'unauthorized' ? 'UNAUTHORIZED' : 'DOESNT_EXIST');
 
   const handle = async (request: FastifyRequest, reply: FastifyReply) => {
@@ -58,9 +57,9 @@ export function registerFlowStreamRoute(
       const live = await ctx.reader.keyLive(keyHash, nowMs);
       return sendError(reply, live ? id.error : 'UNAUTHORIZED');
     }
-    // Access is decided first, by the read every refusal takes (near-cache.ts): subscribing
+    // Access is decided first, by the read every refusal takes (near-cache/near-cache.ts): subscribing
     // before it would make a refusal cost more for an installation nobody here follows.
-    const access = await deps.cache.read(keyHash, id.id, nowMs);
+    const access = await deps.streams.read(keyHash, id.id, nowMs);
     if (access.kind !== 'ok') return refusal(reply, access);
     // HEAD: what GET would start with, without a stream.
     if (request.method === 'HEAD') return reply.code(200).headers(SSE_HEADERS).send();
@@ -90,9 +89,9 @@ export function registerFlowStreamRoute(
       throw error;
     }
     // Read again now that the channel is held: nothing written after this read goes unheard.
-    let result: Access<InstallationRead>;
+    let result: Access<FollowedFlow>;
     try {
-      result = await deps.cache.read(keyHash, id.id, ctx.clock());
+      result = await deps.streams.read(keyHash, id.id, ctx.clock());
     } catch (error) {
       ticket.cancel();
       throw error;

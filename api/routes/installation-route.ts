@@ -3,14 +3,14 @@ import { authenticatedKeyHash } from '../auth/authenticate.js';
 import { sendError } from '../errors/error-catalog.js';
 import type { Representation } from '../http/representation.js';
 import { parseInstallationId } from '../params/installation-id.js';
-import type { Access, Read } from '../read-model/api-reader.js';
+import type { Access, Read } from '../reader/api-reader.js';
 import { answerBadParameters, answerBody, answerLiveError } from './answers.js';
 import { authenticatedRoute, type Params, type RouteContext } from './route-context.js';
 
 // The shape both per-installation endpoints share: auth, then `installationId`, then one read
 // whose absent case (missing or inaccessible installation) is one 404 for both.
 
-export interface InstallationRead<T> {
+export interface InstallationRoute<T> {
   readonly url: string;
   read(ctx: RouteContext, keyHash: string, id: number, nowMs: number): Read<T>;
   /** The body with its ETag and Last-Modified (the latest date it contains). */
@@ -20,7 +20,7 @@ export interface InstallationRead<T> {
 export function registerInstallationRoute<T>(
   app: FastifyInstance,
   ctx: RouteContext,
-  route: InstallationRead<T>,
+  route: InstallationRoute<T>,
 ): void {
   const answer = (
     request: FastifyRequest,

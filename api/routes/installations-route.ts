@@ -1,16 +1,16 @@
 import { pipeline, Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { authenticatedKeyHash } from '../auth/authenticate.js';
-import { API_HEADERS } from '../edge/response-headers.js';
 import { sendError } from '../errors/error-catalog.js';
 import { chooseCoding, type StreamCoders } from '../http/compression.js';
 import { namesAnyTag } from '../http/conditional.js';
+import { installationsBody, installationsStream } from '../http/envelopes.js';
 import { JSON_TYPE, representationOf } from '../http/representation.js';
+import { API_HEADERS } from '../http/response-headers.js';
 import { cursorAfter, MAX_PAGE_LIMIT, parsePage } from '../params/page.js';
 import { NOT_MODIFIED_COST } from '../quotas/quota.js';
-import type { StoredInstallation } from '../read-model/api-reader.js';
+import type { StoredInstallation } from '../reader/api-reader.js';
 import { answerBadParameters, answerBody, chargeStream } from './answers.js';
-import { installationsBody, installationsStream } from './envelopes.js';
 import { authenticatedRoute, type Params, type RouteContext } from './route-context.js';
 
 // getInstallations (read-api.md, beyond.md §7). Without `limit` the whole list: when it fits in

@@ -1,9 +1,10 @@
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
+import { isStoreUnavailable } from '../../src/read-model/store-errors.js';
 import { requireWellFormedKey } from '../auth/authenticate.js';
 import { type ErrorCode, sendError } from '../errors/error-catalog.js';
 import { handleHttpError, isClientError } from '../http-errors.js';
 import type { Quotas } from '../quotas/quota.js';
-import type { ApiReader } from '../read-model/api-reader.js';
+import type { ApiReader } from '../reader/api-reader.js';
 
 /** What the read routes need, and nothing more. */
 export interface RouteContext {
@@ -31,7 +32,7 @@ export function guarded(
   const fail = (request: FastifyRequest, reply: FastifyReply, error: unknown) => {
     logFailure(request.log, error);
     // Same status and code (semantics.md); the header tells clients when trying again helps.
-    if (storeUnreachable(error)) reply.header('retry-after', STORE_RETRY_AFTER_SECONDS);
+    if (isStoreUnavailable(error)) reply.header('retry-after', STORE_RETRY_AFTER_SECONDS);
     return sendError(reply, failure);
   };
   return (request, reply) => {
@@ -50,17 +51,6 @@ export function guarded(
 
 // The API's Redis client reconnects within about 2 s (api/redis-client.ts).
 const STORE_RETRY_AFTER_SECONDS = '1';
-
-/** Redis down, unreachable or too slow (ioredis errors), as opposed to a script or data error. */
-function storeUnreachable(error: unknown): boolean {
-  const e = (error ?? {}) as { name?: unknown; message?: unknown; code?: unknown };
-  const message = typeof e.message === 'string' ? e.message : '';
-  return (
-    e.name === 'MaxRetriesPerRequestError' ||
-    (typeof e.code === 'string' && /^E(CONNREFUSED|CONNRESET|TIMEDOUT|PIPE)$/.test(e.code)) ||
-    /Connection is closed|Stream isn't writeable|Command timed out|^LOADING/.test(message)
-  );
-}
 
 /**
  * Route options of an authenticated read: the key's format is checked before the body is read,

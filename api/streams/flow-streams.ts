@@ -1,14 +1,15 @@
 import type { ServerResponse } from 'node:http';
 import type { FastifyBaseLogger } from 'fastify';
+import type { ChangeSubscriber } from '../change-feed/change-subscriber.js';
 import { errorBody } from '../errors/error-catalog.js';
+import { energyFlowBody } from '../http/envelopes.js';
 import { etagOf } from '../http/etag.js';
+import type { NearCache } from '../near-cache/near-cache.js';
+import type { FollowedFlow } from '../near-cache/snapshot.js';
 import type { StreamEnd, StreamMetrics } from '../ops/stream-metrics.js';
-import type { Access } from '../read-model/api-reader.js';
-import type { ChangeSubscriber } from '../read-model/change-subscriber.js';
-import { currentFlow } from '../read-model/flow-freshness.js';
-import type { KeyAccess } from '../read-model/key-access.js';
-import { type InstallationRead, type NearCache, storedFlowOf } from '../read-model/near-cache.js';
-import { energyFlowBody } from '../routes/envelopes.js';
+import { type Access, UNAUTHORIZED } from '../reader/api-reader.js';
+import { currentFlow } from '../reader/flow-freshness.js';
+import type { KeyAccess } from '../reader/key-access.js';
 import type { StreamOutcome, StreamPush, StreamTracer } from '../tracing/api-tracer.js';
 import { flowEvent, KEEP_ALIVE, revokedEvent, SSE_HEADERS } from './sse.js';
 
@@ -23,7 +24,7 @@ import { flowEvent, KEEP_ALIVE, revokedEvent, SSE_HEADERS } from './sse.js';
 
 export interface StreamTicket {
   /** Sends the headers and the first event (unless `lastEventId` is its ETag), then follows. */
-  start(res: ServerResponse, first: InstallationRead, lastEventId: string | null): void;
+  start(res: ServerResponse, first: FollowedFlow, lastEventId: string | null): void;
   /** The request ended before a stream started. */
   cancel(): void;
 }
@@ -32,6 +33,11 @@ export interface FlowStreams {
   readonly open: number;
   /** Set by close(): the process is shutting down, no stream starts any more. */
   readonly closing: boolean;
+  /**
+   * The installation as the key may follow it now, through the near-cache: 401 for a refused
+   * key, 404 for one whose application may not read it (or a missing installation).
+   */
+  read(keyHash: string, id: number, nowMs: number): Promise<Access<FollowedFlow>>;
   /**
    * Reserves a stream and holds the installation's channel; null over the bound. Read the
    * installation after the returned promise resolves: the subscription is then in place.
@@ -126,7 +132,7 @@ export function createFlowStreams(deps: {
   }
 
   /** Sends what the read says; schedules the next time-based re-read. */
-  function apply(s: Stream, result: Access<InstallationRead>): StreamOutcome {
+  function apply(s: Stream, result: Access<FollowedFlow>): StreamOutcome {
     if (s.closed) return 'closed';
     if (result.kind !== 'ok') {
       const code = result.kind === 'absent' ? 'DOESNT_EXIST' : 'UNAUTHORIZED';
@@ -135,8 +141,8 @@ export function createFlowStreams(deps: {
       return sent ? 'revoked' : 'closed';
     }
     const nowMs = deps.clock();
-    const { snapshot, keyExpiresAtMs } = result.value;
-    const flow = currentFlow(storedFlowOf(snapshot, nowMs), nowMs, deps.onlineWindowSeconds);
+    const { keyExpiresAtMs } = result.value;
+    const flow = currentFlow(result.value.flowAt(nowMs), nowMs, deps.onlineWindowSeconds);
     const body = energyFlowBody(s.id, flow.data);
     const tag = etagOf(body);
     let outcome: StreamOutcome = 'unchanged';
@@ -155,6 +161,12 @@ export function createFlowStreams(deps: {
       s.timer = setTimeout(() => refresh(s), delay);
     }
     return outcome;
+  }
+
+  async function read(keyHash: string, id: number, nowMs: number) {
+    const grant = await deps.access.resolve(keyHash, nowMs);
+    if (grant === null) return UNAUTHORIZED;
+    return deps.cache.read(grant, id, 'stream', nowMs);
   }
 
   /** `traceparent`: the announced write's, when it was traced (only given when tracing is on). */
@@ -176,8 +188,8 @@ export function createFlowStreams(deps: {
     }
     const reading =
       push === null
-        ? deps.cache.read(s.keyHash, s.id, deps.clock())
-        : push.within(() => deps.cache.read(s.keyHash, s.id, deps.clock()));
+        ? read(s.keyHash, s.id, deps.clock())
+        : push.within(() => read(s.keyHash, s.id, deps.clock()));
     reading.then(
       (result) => {
         s.reading = false;
@@ -205,6 +217,7 @@ export function createFlowStreams(deps: {
     get closing() {
       return closing;
     },
+    read,
     reserve(id, keyHash, release) {
       if (closing || reserved >= deps.maxStreams) return null;
       reserved++;

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { ApiReader } from '../read-model/api-reader.js';
+import type { ApiReader } from '../reader/api-reader.js';
 
 // What the API tells tracing, without depending on OpenTelemetry: main.ts hands in an
 // implementation (request-tracing.ts) only when tracing is on; off, buildApi adds nothing.

@@ -10,7 +10,7 @@ import {
 } from '@opentelemetry/api';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { type RootSampling, sdkDecides } from '../../src/tracing/root-sampling.js';
-import type { ApiReader, Read } from '../read-model/api-reader.js';
+import type { ApiReader, Read } from '../reader/api-reader.js';
 import type { ApiTracer } from './api-tracer.js';
 import { createStreamTracer } from './stream-tracing.js';
 

@@ -1,10 +1,11 @@
 import { Kafka, logLevel } from 'kafkajs';
-import { sha } from '../../test/integration/support/consumer-harness.js';
-import { installation } from '../../test/support-api/fixtures.js';
-import { BASE_PATH as BASE } from '../lib/context.js';
+import { groupIdOf } from '../../src/consumer-groups.js';
+import { hashApiKey } from '../../src/domain/access-rule.js';
+import { installation } from '../../tools/seed/records.js';
 import { numberArg } from '../lib/options.js';
 import { type Child, httpOk, startChild, waitUntil } from '../lib/processes.js';
 import {
+  BASE_PATH as BASE,
   benchKafka,
   benchRedis,
   dropPrefix,
@@ -69,7 +70,7 @@ const keyFact = (app: number) =>
     type: 'apiKey.created',
     keyId: `k${app}`,
     applicationId: app,
-    keyHash: sha(apiKey(app)),
+    keyHash: hashApiKey(apiKey(app)),
     expiresAt: null,
   });
 const grantFact = (app: number, id: number) =>
@@ -128,8 +129,10 @@ try {
   await waitUntil(
     'the installations projected',
     async () =>
-      (await kafka.committed(`${env.CONSUMER_GROUP}.installations`, topics.installations)) >=
-      installed,
+      (await kafka.committed(
+        groupIdOf({ consumer: { groupId: env.CONSUMER_GROUP } }, 'installations'),
+        topics.installations,
+      )) >= installed,
     300_000,
     consumers,
     200,
@@ -165,7 +168,7 @@ try {
   );
   const view = `${prefix}{a${BIG}}:view`;
   const end = await kafka.endOffset(topics.access);
-  const group = `${env.CONSUMER_GROUP}.access`;
+  const group = groupIdOf({ consumer: { groupId: env.CONSUMER_GROUP } }, 'access');
   let factsSeconds = 0;
   while ((await redis.zcard(view)) < GRANTS) {
     if (factsSeconds === 0 && (await kafka.committed(group, topics.access)) >= end)

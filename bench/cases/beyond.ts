@@ -1,6 +1,6 @@
-import { installation, newApiKey } from '../../test/support-api/fixtures.js';
-import { BASE_PATH as BASE } from '../lib/context.js';
+import { installation, newApiKey } from '../../tools/seed/records.js';
 import { cannon, loadRunner, medianOf, pick, type Run, rpsList } from '../lib/side-by-side.js';
+import { BASE_PATH as BASE } from '../lib/stack.js';
 import { loadAverage, seedFlowModel, standalone } from '../lib/standalone.js';
 import { ensureWrk, pinTarget, wrkRun } from '../lib/wrk.js';
 

@@ -5,14 +5,13 @@ import { topicSpecs } from '../../consumers/kafka/topics.js';
 import { accessFactKeys } from '../../src/read-model/access-facts.js';
 import { createKeys } from '../../src/read-model/keys.js';
 import {
-  BASE_PATH,
   type BenchContext,
   type ConsumerTopics,
   type Server,
   startConsumerProcess,
 } from '../lib/context.js';
 import { printRow, type Row } from '../lib/report.js';
-import { produceAll, usedMemory, waitForQuietRedis } from '../lib/stack.js';
+import { BASE_PATH, produceAll, usedMemory, waitForQuietRedis } from '../lib/stack.js';
 import { accessMessages, firstReports, installationMessages } from '../workload/kafka-build.js';
 import type { Workload } from '../workload/plan.js';
 

@@ -1,8 +1,8 @@
 import { connect, createServer, type Server } from 'node:net';
 import { createReadApiClient } from '../../clients/typescript/src/index.js';
-import { device, installation, newApiKey } from '../../test/support-api/fixtures.js';
-import { BASE_PATH as BASE } from '../lib/context.js';
+import { device, installation, newApiKey } from '../../tools/seed/records.js';
 import { numberArg } from '../lib/options.js';
+import { BASE_PATH as BASE } from '../lib/stack.js';
 import { loadAverage, standalone } from '../lib/standalone.js';
 
 // Issue 40: what polling 1,000 installations costs with the official client (bulk requests of

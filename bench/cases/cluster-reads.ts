@@ -1,9 +1,9 @@
 import { execFileSync } from 'node:child_process';
-import { installation, newApiKey } from '../../test/support-api/fixtures.js';
-import { BASE_PATH as BASE } from '../lib/context.js';
+import { installation, newApiKey } from '../../tools/seed/records.js';
 import { numberArg } from '../lib/options.js';
 import { ROOT } from '../lib/processes.js';
 import { cannon, loadRunner, medianOf, pick, type Run, rpsList } from '../lib/side-by-side.js';
+import { BASE_PATH as BASE } from '../lib/stack.js';
 import { loadAverage, seedFlowModel, standalone, type Target } from '../lib/standalone.js';
 
 // Issue 14's read target: the three reads through a Redis Cluster against the same reads through

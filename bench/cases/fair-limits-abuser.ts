@@ -1,6 +1,6 @@
 import { Agent, type ClientRequest, request } from 'node:http';
 import { connect, type Socket } from 'node:net';
-import { BASE_PATH as BASE } from '../lib/context.js';
+import { BASE_PATH as BASE } from '../lib/stack.js';
 
 // The abusive client of bench/cases/fair-limits.ts, in a process of its own so its event loop
 // is not the probes' and the normal client's: from one source address, opens the streams (one

@@ -12,7 +12,7 @@ import {
   liveMessages,
   measureConsumption,
   startTelemetryConsumer,
-} from './ingest.js';
+} from '../lib/telemetry-ingest.js';
 
 // Ingest fed as production feeds it (issue 13): record batches written by the Java client with
 // lz4, its usual setting, against the same client writing them uncompressed; the consumer

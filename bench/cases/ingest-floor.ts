@@ -9,15 +9,15 @@ import { createRng } from '../../tools/sim/random.js';
 import type { BenchContext } from '../lib/context.js';
 import { printRow, type Row } from '../lib/report.js';
 import { spread } from '../lib/stats.js';
+import { liveMessages, TELEMETRY_PARTITIONS } from '../lib/telemetry-ingest.js';
 import { fullState, stateEvent } from '../workload/device-state.js';
 import type { Workload } from '../workload/plan.js';
-import { liveMessages, TELEMETRY_PARTITIONS } from './ingest.js';
 
 // In process, no Kafka, no Redis: the consumer's pure per-event path (parse and validate, the
 // fold of partition batches, the script arguments with each changed record's JSON) against the
 // least any consumer of this contract does per event (parse the JSON, merge the update into
 // the device's record, serialize the record). The gap between the consumer process's CPU per
-// event (ingest case) and these shows what the edges cost (kafkajs, ioredis) and what is left
+// event (ingest case) and these shows what the clients cost (kafkajs, ioredis) and what is left
 // to win in the pure code; the floor shows what no consumer of this contract gets below on
 // this machine's core.
 

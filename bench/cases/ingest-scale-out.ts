@@ -1,11 +1,17 @@
 import { topicSpecs } from '../../consumers/kafka/topics.js';
+import { groupIdOf } from '../../src/consumer-groups.js';
 import { createRng } from '../../tools/sim/random.js';
 import { type BenchContext, startConsumerProcess } from '../lib/context.js';
 import { waitUntil } from '../lib/processes.js';
 import { printRow, type Row } from '../lib/report.js';
 import { produceAll } from '../lib/stack.js';
 import { spread } from '../lib/stats.js';
-import { type Consumption, type IngestSetup, liveMessages, measureConsumption } from './ingest.js';
+import {
+  type Consumption,
+  type IngestSetup,
+  liveMessages,
+  measureConsumption,
+} from '../lib/telemetry-ingest.js';
 
 // Issue 14: ingest with two consumer processes in one group against one, alternating, each run
 // on a fresh topic with the project's telemetry partition count. The processes join the empty
@@ -33,6 +39,7 @@ async function runWith(
   await ctx.kafka.createTopic(topic, PARTITIONS);
   ctx.cleanups.push(() => ctx.kafka.deleteTopics([topic]));
   const group = `bench-${ctx.runId}-scale-${processes}-${run}`;
+  const telemetryGroup = groupIdOf({ consumer: { groupId: group } }, 'telemetry');
   const consumers = await Promise.all(
     Array.from({ length: processes }, (_, k) =>
       startConsumerProcess(
@@ -47,8 +54,8 @@ async function runWith(
   const children = consumers.map((c) => c.child);
   try {
     await waitUntil(
-      `${processes} consumer(s) settled in ${group}.telemetry`,
-      () => groupSettled(ctx, `${group}.telemetry`, processes),
+      `${processes} consumer(s) settled in ${telemetryGroup}`,
+      () => groupSettled(ctx, telemetryGroup, processes),
       60_000,
       undefined,
       100,
@@ -57,7 +64,7 @@ async function runWith(
     const rng = createRng(ctx.opts.seed + 141 + run);
     const messages = liveMessages(setup.workload, total, Date.now(), rng);
     const start = performance.now();
-    const measuring = measureConsumption(ctx, `${group}.telemetry`, topic, total, children, start);
+    const measuring = measureConsumption(ctx, telemetryGroup, topic, total, children, start);
     await produceAll(ctx.kafka.producer, topic, messages);
     return await measuring;
   } finally {

@@ -2,10 +2,10 @@ import { readFileSync } from 'node:fs';
 import { Agent, request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { installation, newApiKey } from '../../test/support-api/fixtures.js';
-import { BASE_PATH as BASE } from '../lib/context.js';
+import { installation, newApiKey } from '../../tools/seed/records.js';
 import { numberArg, stringArg } from '../lib/options.js';
 import { waitUntil } from '../lib/processes.js';
+import { BASE_PATH as BASE } from '../lib/stack.js';
 import { loadAverage, seedFlowModel, standalone } from '../lib/standalone.js';
 
 // Issue 57 item 4: the API's resident memory at rest before a fuzz-like load, at its peak, and

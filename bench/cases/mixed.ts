@@ -1,14 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type BenchContext, runLoad } from '../lib/context.js';
+import { type FreshnessResult, startFreshness } from '../lib/freshness.js';
+import { type IngestSetup, startLiveConsumer } from '../lib/telemetry-ingest.js';
 import type { Endpoint } from '../load/load-spec.js';
-import {
-  type FreshnessResult,
-  freshnessRows,
-  freshnessSides,
-  type IngestSetup,
-  startFreshness,
-  startLiveConsumer,
-} from './ingest.js';
+import { freshnessRows, freshnessSides } from './ingest.js';
 import { closedLoopReads, type ReadServers } from './reads.js';
 
 // Reads while telemetry is ingested at 50 % of the measured maximum: the consumer process and

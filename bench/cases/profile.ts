@@ -1,10 +1,11 @@
 import { mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { groupIdOf } from '../../src/consumer-groups.js';
 import { createRng } from '../../tools/sim/random.js';
 import { type BenchContext, runLoad, startApi, startConsumerProcess } from '../lib/context.js';
 import { produceAll } from '../lib/stack.js';
+import { type IngestSetup, liveMessages } from '../lib/telemetry-ingest.js';
 import { profileMarkdown, summarizeProfile } from '../profile/summarize-profile.js';
-import { type IngestSetup, liveMessages } from './ingest.js';
 import { ENDPOINTS } from './reads.js';
 
 // Where the time goes: the API process under closed-loop load with --cpu-prof (each endpoint in
@@ -72,7 +73,10 @@ export async function profileConsumer(ctx: BenchContext, setup: IngestSetup): Pr
   const before = await commandStats(ctx);
   const consumer = await startConsumerProcessProfiled(ctx, setup, topic, group, dir);
   const t0 = performance.now();
-  while ((await ctx.kafka.committed(`${group}.telemetry`, topic)) < total) {
+  while (
+    (await ctx.kafka.committed(groupIdOf({ consumer: { groupId: group } }, 'telemetry'), topic)) <
+    total
+  ) {
     await new Promise((r) => setTimeout(r, 50));
   }
   const seconds = (performance.now() - t0) / 1000;

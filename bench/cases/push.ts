@@ -2,10 +2,9 @@ import { readFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { Redis } from 'ioredis';
 import { changeChannel, parseChangeChannel } from '../../src/read-model/keys.js';
-import { device, installation, newApiKey } from '../../test/support-api/fixtures.js';
-import { BASE_PATH as BASE } from '../lib/context.js';
+import { device, installation, newApiKey } from '../../tools/seed/records.js';
 import { numberArg } from '../lib/options.js';
-import { REDIS_URL } from '../lib/stack.js';
+import { BASE_PATH as BASE, REDIS_URL } from '../lib/stack.js';
 import { loadAverage, standalone } from '../lib/standalone.js';
 import { percentile } from '../lib/stats.js';
 
@@ -15,7 +14,7 @@ import { percentile } from '../lib/stats.js';
 // Standalone, on its own Redis prefix, which it drops; run it with a high open-file limit:
 //   bash -c 'ulimit -n 20000; npx tsx bench/cases/push.ts [--streams 10000] [--changes 300]'
 // Changes are written through the consumers' own store and batch planner (the projection's
-// write path, test/support-api/seed.ts), one installation each, at --rate per second; the
+// write path, tools/seed/read-model-seed.ts), one installation each, at --rate per second; the
 // latency of a change runs from the write's acknowledgement (MULTI/EXEC answered) to the event
 // on the client (for N streams per installation: the last of them).
 

@@ -1,5 +1,6 @@
 import { createKafkajsClient } from '../../consumers/kafka/kafkajs-client.js';
 import { topicSpecs } from '../../consumers/kafka/topics.js';
+import { groupIdOf, TOPIC_ROLES } from '../../src/consumer-groups.js';
 import { createLogger } from '../../src/logger.js';
 import { rebuildReadModel } from '../../tools/rebuild/read-model-rebuild.js';
 import { createRng } from '../../tools/sim/random.js';
@@ -7,9 +8,9 @@ import { type BenchContext, type ConsumerTopics, startConsumerProcess } from '..
 import { cpuSecondsOf } from '../lib/cpu.js';
 import { printRow, type Row } from '../lib/report.js';
 import { KAFKA_BROKERS, produceAll } from '../lib/stack.js';
+import { liveMessages } from '../lib/telemetry-ingest.js';
 import { accessMessages, firstReports, installationMessages } from '../workload/kafka-build.js';
 import type { Workload } from '../workload/plan.js';
-import { liveMessages } from './ingest.js';
 
 // Time to rebuild the read model from the topics (docs/reliability.md): the installations and
 // access topics of the workload and `rebuildEvents` telemetry events (every device's first
@@ -17,7 +18,6 @@ import { liveMessages } from './ingest.js';
 // (rebuildReadModel: prefix emptied, groups moved to the start, a new epoch marker) and one
 // consumer process, timed from its start to the commit of every topic's end.
 
-const ROLES = ['installations', 'access', 'telemetry'] as const;
 /** Live reports are produced in chunks, so the bench never holds all of them at once. */
 const CHUNK = 100_000;
 
@@ -61,6 +61,7 @@ export async function rebuildCase(ctx: BenchContext, w: Workload): Promise<void>
   };
 
   const group = `bench-${ctx.runId}-rebuild`;
+  const groups = { consumer: { groupId: group } };
   const logger = createLogger({ level: 'warn', name: 'bench-rebuild' });
   const kafka = createKafkajsClient({
     brokers: KAFKA_BROKERS.split(','),
@@ -71,7 +72,7 @@ export async function rebuildCase(ctx: BenchContext, w: Workload): Promise<void>
     kafka,
     redis: ctx.redis,
     keyPrefix: prefix,
-    groups: ROLES.map((role) => ({ topic: topics[role], groupId: `${group}.${role}` })),
+    groups: TOPIC_ROLES.map((role) => ({ topic: topics[role], groupId: groupIdOf(groups, role) })),
     clock: Date.now,
     logger,
   });
@@ -81,8 +82,8 @@ export async function rebuildCase(ctx: BenchContext, w: Workload): Promise<void>
   const cpu0 = cpuSecondsOf(consumer.child.pid);
   const ready = performance.now();
   const deadline = Date.now() + 1_800_000;
-  for (const role of ROLES) {
-    while ((await ctx.kafka.committed(`${group}.${role}`, topics[role])) < totals[role]) {
+  for (const role of TOPIC_ROLES) {
+    while ((await ctx.kafka.committed(groupIdOf(groups, role), topics[role])) < totals[role]) {
       if (Date.now() > deadline) throw new Error(`rebuild: ${role} not replayed in time`);
       if (consumer.child.process.exitCode !== null) throw new Error('rebuild consumer exited');
       await new Promise((r) => setTimeout(r, 200));

@@ -1,13 +1,14 @@
 import { execFileSync } from 'node:child_process';
 import { topicSpecs } from '../../consumers/kafka/topics.js';
+import { groupIdOf } from '../../src/consumer-groups.js';
 import { createRng } from '../../tools/sim/random.js';
 import { type BenchContext, commonEnv, runLoad, track } from '../lib/context.js';
 import { type Child, freePort, httpOk, ROOT, rssMiB, startChild } from '../lib/processes.js';
 import { printRow, type Row } from '../lib/report.js';
 import { produceAll } from '../lib/stack.js';
 import { spread } from '../lib/stats.js';
+import { liveMessages } from '../lib/telemetry-ingest.js';
 import type { Workload } from '../workload/plan.js';
-import { liveMessages } from './ingest.js';
 
 // Startup time and memory of both processes, compiled (`npm run build`, `node dist/<file>.js`,
 // as the Dockerfile runs them) against the sources through tsx (`node --import tsx <file>.ts`),
@@ -160,7 +161,12 @@ async function consumerRun(
       liveMessages(setup.workload, total, Date.now(), createRng(7)),
     );
     const deadline = Date.now() + 300_000;
-    while ((await ctx.kafka.committed(`${base}.telemetry`, topics.telemetry)) < total) {
+    while (
+      (await ctx.kafka.committed(
+        groupIdOf({ consumer: { groupId: base } }, 'telemetry'),
+        topics.telemetry,
+      )) < total
+    ) {
       if (child.process.exitCode !== null) throw new Error(`${child.name} exited during its load`);
       if (Date.now() > deadline) throw new Error(`${child.name} did not consume its burst`);
       await new Promise((r) => setTimeout(r, 25));

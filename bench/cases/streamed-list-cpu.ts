@@ -2,10 +2,10 @@ import { get } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { compress } from '../../api/http/compression.js';
-import { installation, newApiKey } from '../../test/support-api/fixtures.js';
-import { BASE_PATH as BASE } from '../lib/context.js';
+import { installation, newApiKey } from '../../tools/seed/records.js';
 import { cpuSecondsOf, selfCpuSeconds } from '../lib/cpu.js';
 import { numberArg, stringArg } from '../lib/options.js';
+import { BASE_PATH as BASE } from '../lib/stack.js';
 import { loadAverage, standalone } from '../lib/standalone.js';
 import { median } from '../lib/stats.js';
 

@@ -1,12 +1,12 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { installation, newApiKey } from '../../test/support-api/fixtures.js';
-import { BASE_PATH as BASE } from '../lib/context.js';
+import { installation, newApiKey } from '../../tools/seed/records.js';
 import { checkoutArg, numberArg, stringArg } from '../lib/options.js';
 import { freePort, startChild, waitUntil } from '../lib/processes.js';
 import { cannon, loadRunner, medianOf, pick, rpsList } from '../lib/side-by-side.js';
 import type { Message } from '../lib/stack.js';
+import { BASE_PATH as BASE } from '../lib/stack.js';
 import { loadAverage, seedFlowModel, standalone, type Target } from '../lib/standalone.js';
 import { median } from '../lib/stats.js';
 import { telemetry, telemetryTopic } from '../lib/telemetry-topic.js';

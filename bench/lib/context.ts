@@ -8,13 +8,11 @@ import { cpuMeter, type Pids } from './cpu.js';
 import type { BenchOptions } from './options.js';
 import { type Child, freePort, httpOk, startChild, waitUntil } from './processes.js';
 import type { Row } from './report.js';
-import { type BenchKafka, KAFKA_BROKERS, REDIS_URL } from './stack.js';
+import { BASE_PATH, type BenchKafka, KAFKA_BROKERS, REDIS_URL } from './stack.js';
 import { pinGenerator } from './wrk.js';
 
 // What every case needs: options, clients, a scratch directory, the processes it starts (stopped
 // at the end whatever happens) and the rows it records.
-
-export const BASE_PATH = '/application/v1';
 
 export interface BenchContext {
   readonly opts: BenchOptions;

@@ -1,8 +1,8 @@
 import type { Installation } from '../../src/domain/installation.js';
-import { installation, newApiKey } from '../../test/support-api/fixtures.js';
-import type { Seeder } from '../../test/support-api/seed.js';
-import { BASE_PATH as BASE } from './context.js';
+import type { Seeder } from '../../tools/seed/read-model-seed.js';
+import { installation, newApiKey } from '../../tools/seed/records.js';
 import { cannon } from './side-by-side.js';
+import { BASE_PATH as BASE } from './stack.js';
 import { type Bodies, seedFlowModel } from './standalone.js';
 
 // The read model of the near-cache cases (near-cache-reads.ts, read-instructions.ts): each

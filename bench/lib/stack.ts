@@ -19,6 +19,9 @@ export const KAFKA_BROKERS =
 export const REDIS_URL =
   process.env.BENCH_REDIS_URL ?? `redis://127.0.0.1:${process.env.REDIS_PORT ?? '16379'}`;
 
+/** The API's base path, as the bench's API processes and servers serve it. */
+export const BASE_PATH = '/application/v1';
+
 export function ensureStack(): void {
   execFileSync('bash', ['infra/stack.sh', 'start'], { cwd: ROOT, stdio: 'inherit' });
 }

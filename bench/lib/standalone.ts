@@ -4,12 +4,11 @@ import { join } from 'node:path';
 import { loadConfig } from '../../src/config.js';
 import type { Installation } from '../../src/domain/installation.js';
 import { connectRedis, type RedisClient } from '../../src/read-model/redis-connection.js';
-import { device } from '../../test/support-api/fixtures.js';
-import { createSeeder, type Seeder } from '../../test/support-api/seed.js';
+import { createSeeder, type Seeder } from '../../tools/seed/read-model-seed.js';
+import { device } from '../../tools/seed/records.js';
 import { BENCH_ONLINE_WINDOW_SECONDS } from '../workload/direct-write.js';
-import { BASE_PATH } from './context.js';
 import { type Child, httpOk, startChild, waitUntil } from './processes.js';
-import { benchRedis, dropPrefix, exitUnlessConnects, REDIS_URL } from './stack.js';
+import { BASE_PATH, benchRedis, dropPrefix, exitUnlessConnects, REDIS_URL } from './stack.js';
 
 // The standalone cases (bench/cases/<case>.ts run on their own with npx tsx, outside
 // bench/run.ts): a Redis prefix of their own, seeded through the consumers' store, the API and

@@ -1,5 +1,6 @@
 import { Kafka, logLevel } from 'kafkajs';
 import { deviceMovesTopic } from '../../consumers/kafka/topics.js';
+import { groupIdOf } from '../../src/consumer-groups.js';
 import type { RedisClient } from '../../src/read-model/redis-connection.js';
 import { waitUntil } from './processes.js';
 import {
@@ -110,7 +111,8 @@ export async function telemetryTopic(id: string): Promise<TelemetryTopic> {
         await producer.disconnect();
       }
     },
-    committed: () => kafka.committed(`${group}.telemetry`, topic),
+    committed: () =>
+      kafka.committed(groupIdOf({ consumer: { groupId: group } }, 'telemetry'), topic),
     async close(redis) {
       await kafka.deleteTopics([topic, ...quiet, deviceMovesTopic(group)]);
       await kafka.close();

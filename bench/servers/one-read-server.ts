@@ -2,10 +2,10 @@ import { readFileSync } from 'node:fs';
 import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
 import { Redis } from 'ioredis';
 import { keepRequestGarbageYoung } from '../../api/heap-tuning.js';
+import { devicesBody, energyFlowBody, installationsBody } from '../../api/http/envelopes.js';
 import { flowLastUpdatedMs, latestLastSeenMs } from '../../api/http/last-modified.js';
 import { negotiate, representationOf, sendNegotiated } from '../../api/http/representation.js';
-import { flowScriptKeys, hgetallFlat, withApiScripts } from '../../api/read-model/api-scripts.js';
-import { devicesBody, energyFlowBody, installationsBody } from '../../api/routes/envelopes.js';
+import { flowScriptKeys, hgetallFlat, withApiScripts } from '../../api/reader/api-scripts.js';
 import { createKeys } from '../../src/read-model/keys.js';
 
 // The miss baseline (issue 38): a bare Fastify route per endpoint that answers the same stored

@@ -3,6 +3,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
 import { createKafkajsClient } from '../../consumers/kafka/kafkajs-client.js';
+import { groupIdOf } from '../../src/consumer-groups.js';
 import { createLogger } from '../../src/logger.js';
 import { apiKeyCreated, applicationUpserted } from '../../test/e2e/support/events.js';
 import { faultStack, ROOT } from '../../test/faults/fault-stack.js';
@@ -15,7 +16,7 @@ import {
   telemetryEvent,
 } from '../../test/faults/load.js';
 import { startService } from '../../test/faults/processes.js';
-import { newApiKey } from '../../test/support-api/fixtures.js';
+import { newApiKey } from '../../tools/seed/records.js';
 
 // The soak (docs/reliability.md): measures the consumer's maximum ingest and the API's maximum
 // read rate, then runs both at 50 % for N minutes, sampling consumer and API memory (RSS) and
@@ -87,7 +88,7 @@ async function telemetryPosition(): Promise<{ committed: number; end: number }> 
   try {
     const [ends, committed] = await Promise.all([
       a.endOffsets(topics.telemetry),
-      a.committedOffsets(`${run}.telemetry`, topics.telemetry),
+      a.committedOffsets(groupIdOf({ consumer: { groupId: run } }, 'telemetry'), topics.telemetry),
     ]);
     let c = 0;
     let e = 0;

@@ -1,5 +1,5 @@
 import { FlowTotals, serializeEnergyFlow } from '../domain/energy-flow.js';
-import type { DeviceEntry, StoredFlow } from './installation-state.js';
+import type { DeviceEntry, ProjectedFlow } from './installation-state.js';
 
 // The flow an installation serves, from the devices it holds (in order).
 
@@ -7,7 +7,7 @@ export function flowOfDevices(
   devices: ReadonlyMap<string, DeviceEntry>,
   nowMs: number,
   onlineWindowSeconds: number,
-): StoredFlow {
+): ProjectedFlow {
   const totals = new FlowTotals(nowMs, onlineWindowSeconds);
   // The record's lastSeenDate was written from meta.lastSeenMs: no date to parse back.
   for (const entry of devices.values())
@@ -16,9 +16,9 @@ export function flowOfDevices(
   return { data: serializeEnergyFlow(flow.data), validUntilMs: flow.validUntilMs };
 }
 
-export const sameFlow = (a: StoredFlow, b: StoredFlow): boolean =>
+export const sameFlow = (a: ProjectedFlow, b: ProjectedFlow): boolean =>
   a.data === b.data && a.validUntilMs === b.validUntilMs;
 
 /** Time alone changed the flow: a counted device went offline after `validUntilMs`. */
-export const flowExpired = (flow: StoredFlow, nowMs: number): boolean =>
+export const flowExpired = (flow: ProjectedFlow, nowMs: number): boolean =>
   flow.validUntilMs > 0 && flow.validUntilMs < nowMs;

@@ -20,8 +20,11 @@ export interface DeviceEntry {
   readonly meta: { firstSeenMs: number; lastSeenMs: number };
 }
 
-/** The flow as stored: `data` JSON (`null` when nothing is online) and its validity. */
-export interface StoredFlow {
+/**
+ * The flow as the projection computes and stores it: `data` JSON (`null` when nothing is
+ * online) and its validity.
+ */
+export interface ProjectedFlow {
   readonly data: string;
   /** Epoch ms until which the data stays right by time alone; 0 = never expires. */
   readonly validUntilMs: number;
@@ -40,13 +43,13 @@ export interface InstallationState {
   /**
    * By device field `<category>:<deviceId>`, in the devices hash's order. A fold updates it in
    * place; its owner keeps a state only while Redis holds what the fold made of it
-   * (src/read-model/telemetry-edge.ts drops it otherwise).
+   * (src/read-model/telemetry-store.ts drops it otherwise).
    */
   readonly devices: Map<string, DeviceEntry>;
-  readonly flow: StoredFlow;
+  readonly flow: ProjectedFlow;
 }
 
-export const NO_FLOW: StoredFlow = { data: 'null', validUntilMs: 0 };
+export const NO_FLOW: ProjectedFlow = { data: 'null', validUntilMs: 0 };
 
 /** An installation Redis holds nothing of: what a first event starts from. */
 export const initialState = (id: number): InstallationState => ({

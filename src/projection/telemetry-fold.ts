@@ -23,7 +23,7 @@ import type { IndexOp, InstallationWrite, WritePlan } from './write-plan.js';
 // The telemetry projection as a fold without I/O: (states, events) -> (states', writes). Events
 // apply in log order; a later event of the batch sees the earlier ones. Everything it needs comes
 // in: the states of the installations the events name and the index entries of the devices they
-// do not hold (both loaded by the edge, src/read-model/installation-load.ts). It takes the
+// do not hold (both loaded by the store, src/read-model/installation-load.ts). It takes the
 // states it is given and updates their devices in place, so a batch allocates no copy of an
 // installation's devices nor a record per event; the caller keeps them only if the writes land.
 

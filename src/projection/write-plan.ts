@@ -1,5 +1,5 @@
 import type { DeviceReleasedEvent } from './device-released.js';
-import type { DeviceEntry, InstallationState, StoredFlow } from './installation-state.js';
+import type { DeviceEntry, InstallationState, ProjectedFlow } from './installation-state.js';
 
 // What a batch writes, per slot: each installation's changes (applied by one script in its slot,
 // refused unless its revision is still `expectedRevision`), the device index operations (one
@@ -13,7 +13,7 @@ export interface InstallationWrite {
   /** Device fields deleted. */
   readonly removed: ReadonlySet<string>;
   /** The new flow, or null when it did not change. */
-  readonly flow: StoredFlow | null;
+  readonly flow: ProjectedFlow | null;
   /** The state once the write is acknowledged (its revision is expectedRevision + 1). */
   readonly next: InstallationState;
 }

@@ -6,7 +6,7 @@ import { changeChannel, type ReadModelKeys } from './keys.js';
 // channel, queued in the same MULTI as the write (the Lua scripts SPUBLISH themselves). Redis
 // sends the message once the transaction ran, so a receiver that re-reads on it sees the write;
 // same hash tag, same slot, so it holds on Redis Cluster too. The payload only says what
-// changed; receivers (api/read-model/) re-read. A redesigned write path keeps this one step:
+// changed; receivers (api/change-feed/) re-read. A redesigned write path keeps this one step:
 // after the installation's writes, announceChange in the same transaction.
 //
 // A write made beneath a sampled span (the consumers trace it) announces `<kind> <traceparent>`,

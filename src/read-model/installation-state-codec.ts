@@ -3,7 +3,7 @@ import { type DeviceMeta, metaFromRecord, readStoredDevice } from '../domain/dev
 import type {
   DeviceEntry,
   InstallationState,
-  StoredFlow,
+  ProjectedFlow,
 } from '../projection/installation-state.js';
 import { parseDeviceField } from './keys.js';
 
@@ -77,7 +77,7 @@ export function decodeInstallationState(
       ),
     );
   }
-  const storedFlow: StoredFlow = {
+  const storedFlow: ProjectedFlow = {
     data: flow[0] ?? 'null',
     validUntilMs: Number(flow[1] ?? 0),
   };

@@ -13,7 +13,7 @@ import {
 } from './keys.js';
 import { type ScriptedRedis, scriptedPipeline } from './scripts.js';
 
-// The write edge of the telemetry owner: each command on one slot. Index operations go first
+// The writes of the telemetry owner: each command on one slot. Index operations go first
 // (a SET NX GET per device assumed new, claim-device-1.lua for the others), then, once the releases they imply are sent, one
 // write-installation-4.lua per installation, all in one pipeline; each installation's script
 // announces its change in its own slot.
@@ -113,7 +113,7 @@ export function releasesFromIndex(
 }
 
 /**
- * ARGV of write-installation-4.lua for one installation's write (pure: what the edge sends);
+ * ARGV of write-installation-4.lua for one installation's write (pure: what the store sends);
  * `traceparent`, the sampled span writing it, goes last and into the change announcement.
  */
 export function writeInstallationArgs(

@@ -3,9 +3,9 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { device, installation, newApiKey } from '../../tools/seed/records.js';
 import { type TestApi, testApi } from '../support-api/api-harness.js';
 import { launchChromium } from '../support-api/chromium.js';
-import { device, installation, newApiKey } from '../support-api/fixtures.js';
 
 /** Where a run leaves what the user saw (for a person checking the page; not asserted). */
 const screenshot = (pageOrigin: string, step: string) =>

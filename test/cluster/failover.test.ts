@@ -2,12 +2,12 @@ import { spawnSync } from 'node:child_process';
 import calculateSlot from 'cluster-key-slot';
 import { afterAll, describe, expect, it } from 'vitest';
 import { isCluster } from '../../src/read-model/redis-connection.js';
+import { createSeeder } from '../../tools/seed/read-model-seed.js';
+import { installation, newApiKey } from '../../tools/seed/records.js';
 import { type Harness, iso, startHarness } from '../integration/support/consumer-harness.js';
 import { recordFigures } from '../support/figures.js';
 import { waitFor } from '../support/stack.js';
 import { type TestApi, testApi } from '../support-api/api-harness.js';
-import { installation, newApiKey } from '../support-api/fixtures.js';
-import { createSeeder } from '../support-api/seed.js';
 
 // A Redis Cluster failover under load (`npm run test:failover`: TEST_REDIS=cluster, alone, as it
 // takes a master down). Telemetry flows; the master holding an installation is SIGKILLed; its

@@ -1,9 +1,9 @@
 import type { Cluster, Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { isCluster } from '../../src/read-model/redis-connection.js';
+import { device, installation, newApiKey } from '../../tools/seed/records.js';
 import { testRedis, waitFor } from '../support/stack.js';
 import { type TestApi, testApi } from '../support-api/api-harness.js';
-import { device, installation, newApiKey } from '../support-api/fixtures.js';
 
 // API_REDIS_READ_REPLICAS on Redis Cluster (`npm run test:failover`: TEST_REDIS=cluster, files
 // one at a time): the reads nothing keeps go to the replicas of their slot, none to a master;

@@ -3,9 +3,9 @@ import type { Cluster, Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createKeys } from '../../src/read-model/keys.js';
 import { isCluster } from '../../src/read-model/redis-connection.js';
+import { device, installation, newApiKey } from '../../tools/seed/records.js';
 import { testRedis } from '../support/stack.js';
 import { type TestApi, testApi } from '../support-api/api-harness.js';
-import { device, installation, newApiKey } from '../support-api/fixtures.js';
 
 // Resharding under the API (`npm run test:failover`: TEST_REDIS=cluster, files one at a time, as
 // it moves a slot between masters). The API sends a read straight to the node its slot map names

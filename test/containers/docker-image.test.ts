@@ -4,6 +4,7 @@ import type { StartedTestContainer } from 'testcontainers';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { Producer } from '../../consumers/kafka/client.js';
 import { type Config, loadConfig } from '../../src/config.js';
+import { installation, newApiKey } from '../../tools/seed/records.js';
 import {
   apiKeyCreated,
   applicationUpserted,
@@ -22,7 +23,6 @@ import {
   uniqueId,
   waitFor,
 } from '../support/stack.js';
-import { installation, newApiKey } from '../support-api/fixtures.js';
 
 // The Dockerfile's image, built here, running the compose services' own commands (topics,
 // consumers, api: compiled code, no tsx) on host networking against the test stack: telemetry

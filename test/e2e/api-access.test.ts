@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashApiKey } from '../../src/domain/access-rule.js';
 import { createKeys } from '../../src/read-model/keys.js';
+import { installation, newApiKey } from '../../tools/seed/records.js';
 import { recordFigures } from '../support/figures.js';
 import { testRedis, waitFor } from '../support/stack.js';
-import { installation, newApiKey } from '../support-api/fixtures.js';
 import { type E2eStack, msUntil, startE2eStack } from './support/e2e-stack.js';
 import {
   apiKeyCreated,

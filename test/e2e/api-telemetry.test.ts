@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { installation, newApiKey } from '../../tools/seed/records.js';
 import { recordFigures } from '../support/figures.js';
 import { nextWholeSecond } from '../support/stack.js';
-import { installation, newApiKey } from '../support-api/fixtures.js';
 import { type E2eStack, msUntil, startE2eStack } from './support/e2e-stack.js';
 import {
   apiKeyCreated,

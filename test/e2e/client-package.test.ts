@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { installation, newApiKey } from '../support-api/fixtures.js';
+import { installation, newApiKey } from '../../tools/seed/records.js';
 import { type E2eStack, msUntil, startE2eStack } from './support/e2e-stack.js';
 import {
   apiKeyCreated,

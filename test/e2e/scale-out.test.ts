@@ -3,7 +3,9 @@ import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest'
 import type { Admin } from '../../consumers/kafka/client.js';
 import { topicSpecs } from '../../consumers/kafka/topics.js';
 import { loadConfig } from '../../src/config.js';
+import { groupIdOf, TOPIC_ROLES, type TopicRole } from '../../src/consumer-groups.js';
 import type { RedisClient } from '../../src/read-model/redis-connection.js';
+import { newApiKey } from '../../tools/seed/records.js';
 import { connectedProducer, kafkaFor, seedFleet, startLoad } from '../faults/load.js';
 import { compareApi, compareModel, foldTelemetry } from '../faults/oracle.js';
 import type { ServiceProcess } from '../faults/processes.js';
@@ -17,7 +19,6 @@ import {
   uniqueId,
   waitFor,
 } from '../support/stack.js';
-import { newApiKey } from '../support-api/fixtures.js';
 import { assignment, committed, lag } from './support/consumer-group.js';
 import { apiKeyCreated, applicationUpserted } from './support/events.js';
 import {
@@ -52,16 +53,9 @@ describe('e2e: scale-out, two consumers and two API replicas', () => {
   };
   const config = loadConfig(env);
   const { topics } = config;
-  const group = (role: 'installations' | 'telemetry' | 'access') =>
-    `${config.consumer.groupId}.${role}`;
+  const group = (role: TopicRole) => groupIdOf(config, role);
   const groupOf = (topic: string) =>
-    group(
-      topic === topics.telemetry
-        ? 'telemetry'
-        : topic === topics.access
-          ? 'access'
-          : 'installations',
-    );
+    group(TOPIC_ROLES.find((role) => topics[role] === topic) ?? 'installations');
   const reader = newApiKey();
   const replicas = API_PORTS.map((port, i) => replica(`api-${i + 1}`, `http://127.0.0.1:${port}`));
   const consumers = new Map<'a' | 'b', ServiceProcess>();

@@ -7,6 +7,7 @@ import {
   PRODUCER_METADATA_MAX_AGE_MS,
   partitionedSend,
 } from '../../consumers/kafka/partitioned-send.js';
+import { installation } from '../../tools/seed/records.js';
 import {
   deviceState,
   grant,
@@ -14,7 +15,6 @@ import {
   type Keyed,
   membership,
 } from '../e2e/support/events.js';
-import { installation } from '../support-api/fixtures.js';
 
 // Telemetry at a steady rate: every installation has an inverter, a battery and a meter with
 // ids of their own; a few observations arrive late (older than the last), as in the field.

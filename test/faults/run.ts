@@ -9,7 +9,9 @@ const { CompressionTypes } = kafkajs;
 
 import { createKafkajsClient } from '../../consumers/kafka/kafkajs-client.js';
 import { dropNegativeTimeoutWarning } from '../../consumers/kafka/negative-timeout.js';
+import { groupIdOf, TOPIC_ROLES } from '../../src/consumer-groups.js';
 import { createLogger } from '../../src/logger.js';
+import { newApiKey } from '../../tools/seed/records.js';
 import {
   apiKeyCreated,
   apiKeyRevoked,
@@ -17,7 +19,6 @@ import {
   grant,
   type Keyed,
 } from '../e2e/support/events.js';
-import { newApiKey } from '../support-api/fixtures.js';
 import { brokerOf, coordinatorPartition, underReplicated } from './brokers.js';
 import { clusterFaultStack, faultStack, ROOT } from './fault-stack.js';
 import {
@@ -75,6 +76,7 @@ const topics = {
 };
 const prefix = `${run}:`;
 const group = `${run}-projector`;
+const groups = { consumer: { groupId: group } };
 const apiPort = 19610;
 const apiBase = `http://127.0.0.1:${apiPort}/application/v1`;
 const env = (healthPort: number) => ({
@@ -151,11 +153,11 @@ async function lag(): Promise<{ total: bigint; telemetryCommitted: bigint }> {
   try {
     let total = 0n;
     let telemetryCommitted = 0n;
-    for (const role of ['installations', 'telemetry', 'access'] as const) {
+    for (const role of TOPIC_ROLES) {
       const topic = topics[role];
       const [ends, committed] = await Promise.all([
         a.endOffsets(topic),
-        a.committedOffsets(`${group}.${role}`, topic),
+        a.committedOffsets(groupIdOf(groups, role), topic),
       ]);
       for (const e of ends) {
         const c = BigInt(committed.find((x) => x.partition === e.partition)?.offset ?? e.start);
@@ -640,7 +642,7 @@ const SCENARIOS: Record<string, [string, Parameters<typeof scenario>[1]]> = {
   k: [
     "(k) three brokers: the telemetry group coordinator's broker kill -9",
     async ({ back }) => {
-      const at = coordinatorPartition(`${group}.telemetry`);
+      const at = coordinatorPartition(groupIdOf(groups, 'telemetry'));
       const coordinator = await brokerOf(brokers, at.topic, at.partition);
       stack.kill9Broker(coordinator);
       const killed = Date.now();
@@ -749,7 +751,7 @@ const SCENARIOS: Record<string, [string, Parameters<typeof scenario>[1]]> = {
         const [ends, committed] = await until('new partitions consumed', 60_000, async () => {
           const e = await kafkaAdmin.fetchTopicOffsets(topic);
           const [c] = await kafkaAdmin.fetchOffsets({
-            groupId: `${group}.telemetry`,
+            groupId: groupIdOf(groups, 'telemetry'),
             topics: [topic],
           });
           const fresh = e.filter((p) => p.partition >= before && BigInt(p.high) > 0n);

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashApiKey } from '../../src/domain/access-rule.js';
+import { device, installation, newApiKey } from '../../tools/seed/records.js';
 import { refusedWithin } from '../support-api/access-ends.js';
 import { testApi } from '../support-api/api-harness.js';
-import { device, installation, newApiKey } from '../support-api/fixtures.js';
 
 // Authentication rules of read-api.md and semantics.md, against a seeded read model.
 describe('API authentication', () => {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { device, installation, newApiKey } from '../../tools/seed/records.js';
 import { refusedWithin } from '../support-api/access-ends.js';
 import { testApi } from '../support-api/api-harness.js';
-import { device, installation, newApiKey } from '../support-api/fixtures.js';
 
 // beyond.md §4: the bulk energy flow endpoint.
 describe('API bulk energy flow', () => {

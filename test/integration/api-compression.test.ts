@@ -1,8 +1,8 @@
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { etagOf } from '../../api/http/etag.js';
+import { device, installation, newApiKey } from '../../tools/seed/records.js';
 import { testApi } from '../support-api/api-harness.js';
-import { device, installation, newApiKey } from '../support-api/fixtures.js';
 
 // beyond.md §3: br or gzip for bodies of 1 KiB or more, when Accept-Encoding asks.
 describe('API compression', () => {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { etagOf } from '../../api/http/etag.js';
+import { device, installation, newApiKey } from '../../tools/seed/records.js';
 import { testApi } from '../support-api/api-harness.js';
-import { device, installation, newApiKey } from '../support-api/fixtures.js';
 
 // beyond.md §1 (conditional reads) and §2 (data age), over real Redis.
 describe('API conditional reads and data age', () => {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { device, installation, newApiKey } from '../../tools/seed/records.js';
 import { monitorRedis, type RedisMonitor } from '../support/redis-monitor.js';
 import { testApi } from '../support-api/api-harness.js';
-import { device, installation, newApiKey } from '../support-api/fixtures.js';
 import { untilStatusesKept } from '../support-api/key-statuses.js';
 
 // semantics.md: a missing installation and an inaccessible one give the same 404 "and take the

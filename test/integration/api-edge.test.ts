@@ -3,9 +3,9 @@ import { createServer, type Server } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHealthServer } from '../../consumers/health-server.js';
 import { loadConfig } from '../../src/config.js';
+import { installation, newApiKey } from '../../tools/seed/records.js';
 import { testLogger } from '../support/stack.js';
 import { testApi } from '../support-api/api-harness.js';
-import { installation, newApiKey } from '../support-api/fixtures.js';
 import { getRequest, type RawAnswer, rawRequest, stalledReader } from '../support-api/raw-http.js';
 
 // The HTTP edge as an attacker meets it (issue 11): every form of the eight findings, over a

@@ -3,8 +3,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type OpsListener, startOpsListener } from '../../api/ops/ops-listener.js';
 import { writeEpoch } from '../../src/read-model/epoch.js';
 import { createKeys } from '../../src/read-model/keys.js';
+import { device, installation, newApiKey } from '../../tools/seed/records.js';
 import { testApi } from '../support-api/api-harness.js';
-import { device, installation, newApiKey } from '../support-api/fixtures.js';
 import { getRequest, heldSocket, type RawAnswer, rawRequest } from '../support-api/raw-http.js';
 import { openSse, type SseStream } from '../support-api/sse-client.js';
 

@@ -6,10 +6,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ERROR_CATALOG, errorStatus } from '../../api/errors/error-catalog.js';
 import { PROXY_SOURCE_ADDRESS } from '../../api/playground/upstream-pool.js';
 import type { Installation } from '../../src/domain/installation.js';
+import { device, installation, newApiKey } from '../../tools/seed/records.js';
 import { recordFigures } from '../support/figures.js';
 import { waitFor } from '../support/stack.js';
 import { testApi } from '../support-api/api-harness.js';
-import { device, installation, newApiKey } from '../support-api/fixtures.js';
 import { createResponseValidator } from '../support-api/openapi-validator.js';
 import { openSse } from '../support-api/sse-client.js';
 

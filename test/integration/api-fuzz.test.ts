@@ -5,9 +5,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ERROR_CATALOG, errorStatus, TRANSPORT_ERRORS } from '../../api/errors/error-catalog.js';
 import { markEpochComplete, writeEpoch } from '../../src/read-model/epoch.js';
 import { createKeys } from '../../src/read-model/keys.js';
+import { installation, newApiKey } from '../../tools/seed/records.js';
 import { recordFigures } from '../support/figures.js';
 import { testApi } from '../support-api/api-harness.js';
-import { installation, newApiKey } from '../support-api/fixtures.js';
 import { createResponseValidator } from '../support-api/openapi-validator.js';
 import { parseAnswer, type RawAnswer, rawRequest } from '../support-api/raw-http.js';
 

@@ -2,10 +2,10 @@ import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compress } from '../../api/http/compression.js';
 import { type Installation, serializeInstallation } from '../../src/domain/installation.js';
+import { installation, newApiKey } from '../../tools/seed/records.js';
 import { monitorRedis } from '../support/redis-monitor.js';
 import { refusedWithin } from '../support-api/access-ends.js';
 import { testApi } from '../support-api/api-harness.js';
-import { installation, newApiKey } from '../support-api/fixtures.js';
 import { createResponseValidator } from '../support-api/openapi-validator.js';
 
 // beyond.md §7, against a read model written by the consumers' own stores: without parameters

@@ -2,10 +2,10 @@ import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKeys, epochKey } from '../../src/read-model/keys.js';
 import { loadScript } from '../../src/read-model/lua-scripts.js';
+import { device, installation, newApiKey } from '../../tools/seed/records.js';
 import { monitorRedis, type RedisMonitor } from '../support/redis-monitor.js';
 import { waitFor } from '../support/stack.js';
 import { testApi } from '../support-api/api-harness.js';
-import { device, installation, newApiKey } from '../support-api/fixtures.js';
 
 // Issue 38: the near-cache never costs more than no cache. A miss is answered by the one read
 // the request needs (the flow script for a flow), with no subscription; an installation is kept

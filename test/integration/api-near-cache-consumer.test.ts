@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { installation, newApiKey } from '../../tools/seed/records.js';
 import { type E2eStack, msUntil, startE2eStack } from '../e2e/support/e2e-stack.js';
 import {
   apiKeyCreated,
@@ -9,7 +10,6 @@ import {
   membership,
 } from '../e2e/support/events.js';
 import { recordFigures } from '../support/figures.js';
-import { installation, newApiKey } from '../support-api/fixtures.js';
 import { openSse } from '../support-api/sse-client.js';
 
 // The change feed end to end: telemetry and access changes produced to Kafka, projected by the

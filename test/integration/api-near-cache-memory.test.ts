@@ -2,8 +2,8 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKeys } from '../../src/read-model/keys.js';
+import { device, installation, newApiKey } from '../../tools/seed/records.js';
 import { testApi } from '../support-api/api-harness.js';
-import { device, installation, newApiKey } from '../support-api/fixtures.js';
 
 // Issue 38: the near-cache is bounded in bytes, and what it holds is what it stores. A reply's
 // Buffers are views into the socket chunk they arrived in, which other requests' replies share:

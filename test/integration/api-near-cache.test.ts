@@ -3,13 +3,13 @@ import { etagOf } from '../../api/http/etag.js';
 import { hashApiKey } from '../../src/domain/access-rule.js';
 import { writeEpoch } from '../../src/read-model/epoch.js';
 import { createKeys, epochKey } from '../../src/read-model/keys.js';
+import { device, installation, newApiKey } from '../../tools/seed/records.js';
 import { killSubscribers, monitorRedis, type RedisMonitor } from '../support/redis-monitor.js';
 import { testRedis, waitFor } from '../support/stack.js';
 import { refusedWithin } from '../support-api/access-ends.js';
 import { testApi } from '../support-api/api-harness.js';
-import { device, installation, newApiKey } from '../support-api/fixtures.js';
 
-// The near-cache (api/read-model/near-cache.ts) against real Redis, written by the consumers'
+// The near-cache (api/near-cache/near-cache.ts) against real Redis, written by the consumers'
 // own stores: a warm installation is served without Redis; every change the consumers write is
 // served next (the change feed empties the entry, which the next read refills); revocation
 // within 1 s; time is evaluated per request; a lost subscriber connection drops everything;

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { installation, newApiKey } from '../../tools/seed/records.js';
 import { testApi } from '../support-api/api-harness.js';
-import { installation, newApiKey } from '../support-api/fixtures.js';
 
 // installationId rules (semantics.md "Requests") and POST form bodies.
 describe('API parameters', () => {

@@ -1,9 +1,9 @@
 import { Agent, createServer, get, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { device, installation, newApiKey } from '../../tools/seed/records.js';
 import { waitFor } from '../support/stack.js';
 import { testApi } from '../support-api/api-harness.js';
-import { device, installation, newApiKey } from '../support-api/fixtures.js';
 import { openSse, type SseStream } from '../support-api/sse-client.js';
 
 // The playground proxy holds nothing it does not relay (issue 57): an answer it refuses closes

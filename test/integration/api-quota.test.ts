@@ -5,9 +5,9 @@ import { createApiRedis } from '../../api/redis-client.js';
 import { createLogger } from '../../src/logger.js';
 import { createAccessFactStore } from '../../src/read-model/access-fact-store.js';
 import { createKeys, quotaCounterKey } from '../../src/read-model/keys.js';
+import { device, installation, newApiKey } from '../../tools/seed/records.js';
 import { dropPrefix, testRedis, uniqueId, waitFor } from '../support/stack.js';
 import { testApi } from '../support-api/api-harness.js';
-import { device, installation, newApiKey } from '../support-api/fixtures.js';
 
 // beyond.md §6: quotas, off by default; when on, RateLimit headers, 429 with Retry-After,
 // counters in Redis shared by replicas, a 304 at a tenth of a request.

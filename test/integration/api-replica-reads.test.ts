@@ -1,11 +1,11 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createSeeder, type Seeder } from '../../tools/seed/read-model-seed.js';
+import { device, installation, newApiKey } from '../../tools/seed/records.js';
 import { recordFigures } from '../support/figures.js';
 import { waitFor } from '../support/stack.js';
 import { type ThrowawayRedis, throwawayRedis } from '../support/throwaway-redis.js';
 import { type TestApi, testApi } from '../support-api/api-harness.js';
-import { device, installation, newApiKey } from '../support-api/fixtures.js';
-import { createSeeder, type Seeder } from '../support-api/seed.js';
 
 // API_REDIS_READ_REPLICAS beside a single Redis (API_REDIS_REPLICA_URL): the reads nothing keeps
 // go to the replica; key statuses and what the near-cache keeps come from the master, so a

@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEVICE_FIELD_NAMES } from '../../src/domain/device-fields.js';
 import { serializeDevice } from '../../src/domain/device-record.js';
 import { serializeInstallation } from '../../src/domain/installation.js';
+import { device, installation, newApiKey } from '../../tools/seed/records.js';
 import { testApi } from '../support-api/api-harness.js';
-import { device, installation, newApiKey } from '../support-api/fixtures.js';
 import { createResponseValidator } from '../support-api/openapi-validator.js';
 
 // What the three endpoints write: the stored bytes in the documented envelopes, in order.

@@ -1,8 +1,8 @@
 import type { Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { device, installation, newApiKey } from '../../tools/seed/records.js';
 import { waitFor } from '../support/stack.js';
 import { testApi } from '../support-api/api-harness.js';
-import { device, installation, newApiKey } from '../support-api/fixtures.js';
 
 // The read path's performance contract: one Redis command per answered read, and per refused
 // one (404: the read's script alone; 401: the key's status alone, before any data read). A key

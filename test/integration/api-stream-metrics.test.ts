@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { device, installation, newApiKey } from '../../tools/seed/records.js';
 import { waitFor } from '../support/stack.js';
 import { testApi } from '../support-api/api-harness.js';
-import { device, installation, newApiKey } from '../support-api/fixtures.js';
 import { openSse } from '../support-api/sse-client.js';
 
 // Streams as /metrics shows them (issue 53): the open-streams gauge, opens and closes by reason,

@@ -1,11 +1,11 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { etagOf } from '../../api/http/etag.js';
 import { changeChannel } from '../../src/read-model/keys.js';
+import { device, installation, newApiKey } from '../../tools/seed/records.js';
 import { killSubscribers } from '../support/redis-monitor.js';
 import { shardSubscribers } from '../support/shard-subscribers.js';
 import { nextWholeSecond, redisUrl, testRedis, waitFor } from '../support/stack.js';
 import { testApi } from '../support-api/api-harness.js';
-import { device, installation, newApiKey } from '../support-api/fixtures.js';
 import { startGatedProxy } from '../support-api/gated-proxy.js';
 import { openSse, type SseStream } from '../support-api/sse-client.js';
 

@@ -4,6 +4,8 @@ import { createApiRedis } from '../../api/redis-client.js';
 import { createApiTracer } from '../../api/tracing/request-tracing.js';
 import { loadConfig } from '../../src/config.js';
 import { hashApiKey } from '../../src/domain/access-rule.js';
+import { createSeeder } from '../../tools/seed/read-model-seed.js';
+import { device, installation, newApiKey } from '../../tools/seed/records.js';
 import {
   allAttributeText,
   type InMemoryTracing,
@@ -18,8 +20,6 @@ import {
   uniqueId,
   waitFor,
 } from '../support/stack.js';
-import { device, installation, newApiKey } from '../support-api/fixtures.js';
-import { createSeeder } from '../support-api/seed.js';
 
 // The API's request spans in the test's process, with the SDK's in-memory exporter: route,
 // status, near-cache outcome and installation id on a GET and on a form POST (whose body is

@@ -1,14 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeEpoch } from '../../src/read-model/epoch.js';
 import { appViewVersionKey, createKeys, epochKey } from '../../src/read-model/keys.js';
+import { installation, newApiKey } from '../../tools/seed/records.js';
 import { monitorRedis, type RedisMonitor } from '../support/redis-monitor.js';
 import { testRedis, waitFor } from '../support/stack.js';
 import { refusedWithin } from '../support-api/access-ends.js';
 import { testApi } from '../support-api/api-harness.js';
-import { installation, newApiKey } from '../support-api/fixtures.js';
 import { readsStatus, untilStatusesKept } from '../support-api/key-statuses.js';
 
-// getInstallations through the view cache (api/read-model/view-cache.ts), against a read model
+// getInstallations through the view cache (api/reader/view-cache.ts), against a read model
 // written by the consumers' own stores. Pages are kept per application and page size, each with
 // the version of the application's view it was read at: once the key is judged from memory, a
 // repeated request costs one GET of that version and answers the same bytes; every write of the

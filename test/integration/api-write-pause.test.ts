@@ -1,9 +1,9 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createSeeder } from '../../tools/seed/read-model-seed.js';
+import { device, installation, newApiKey } from '../../tools/seed/records.js';
 import { type ThrowawayRedis, throwawayRedis } from '../support/throwaway-redis.js';
 import { type TestApi, testApi } from '../support-api/api-harness.js';
-import { device, installation, newApiKey } from '../support-api/fixtures.js';
-import { createSeeder } from '../support-api/seed.js';
 
 // Redis pauses writes during a failover (FAILOVER runs CLIENT PAUSE WRITE until the replica
 // took over): reads go on. Every API script is read-only to Redis, and a quota lease that cannot

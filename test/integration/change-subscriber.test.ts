@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { createChangeSubscriber } from '../../api/read-model/change-subscriber.js';
+import { createChangeSubscriber } from '../../api/change-feed/change-subscriber.js';
 import { changeMessage } from '../../src/read-model/change-feed.js';
 import { changeChannel, createKeys } from '../../src/read-model/keys.js';
 import { connectRedis } from '../../src/read-model/redis-connection.js';
@@ -7,7 +7,7 @@ import { freePort } from '../support/free-port.js';
 import { shardSubscribers } from '../support/shard-subscribers.js';
 import { testRedis, uniqueId, waitFor } from '../support/stack.js';
 
-// The API's change subscriber (api/read-model/change-subscriber.ts) against the real Redis (or
+// The API's change subscriber (api/change-feed/change-subscriber.ts) against the real Redis (or
 // Cluster): a hold made before its connection is up waits for it, so the first announcement
 // after the hold resolves is delivered. A stream opened in a process's first moments relied on
 // that: its hold failed at once, the write it should have pushed went unannounced to it, and it

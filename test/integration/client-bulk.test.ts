@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createReadApiClient } from '../../clients/typescript/src/index.js';
+import { device, installation, newApiKey } from '../../tools/seed/records.js';
 import { testApi } from '../support-api/api-harness.js';
-import { device, installation, newApiKey } from '../support-api/fixtures.js';
 import { recordingFetch } from './support/client-recorder.js';
 
 // The official client's bulk call against the real API: 260 readable ids and 5 unknown ones, in

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createReadApiClient, type ReadApiClient } from '../../clients/typescript/src/index.js';
+import { device, installation, newApiKey } from '../../tools/seed/records.js';
 import { waitFor } from '../support/stack.js';
 import { testApi } from '../support-api/api-harness.js';
-import { device, installation, newApiKey } from '../support-api/fixtures.js';
 import { recordingFetch } from './support/client-recorder.js';
 
 // The official client against the real API: a second poll of an unchanged answer costs a 304

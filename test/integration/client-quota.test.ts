@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createReadApiClient, isApiError } from '../../clients/typescript/src/index.js';
+import { device, installation, newApiKey } from '../../tools/seed/records.js';
 import { testApi } from '../support-api/api-harness.js';
-import { device, installation, newApiKey } from '../support-api/fixtures.js';
 import { recordingFetch } from './support/client-recorder.js';
 
 // The official client under the API's quotas (docs/api.md "Quotas"): it spaces its requests by

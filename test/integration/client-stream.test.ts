@@ -6,13 +6,13 @@ import {
   RevokedError,
 } from '../../clients/typescript/src/index.js';
 import { writeEpoch } from '../../src/read-model/epoch.js';
+import { createSeeder } from '../../tools/seed/read-model-seed.js';
+import { device, installation, newApiKey } from '../../tools/seed/records.js';
 import { startApiService, stopServices } from '../e2e/support/services.js';
 import type { ServiceProcess } from '../faults/processes.js';
 import { freePort } from '../support/free-port.js';
 import { dropPrefix, isolatedEnv, testRedis, uniqueId, waitFor } from '../support/stack.js';
 import { testApi } from '../support-api/api-harness.js';
-import { device, installation, newApiKey } from '../support-api/fixtures.js';
-import { createSeeder } from '../support-api/seed.js';
 import { recordingFetch } from './support/client-recorder.js';
 
 // The official client's push iterator against the real API: it survives API process restarts

@@ -16,9 +16,9 @@ import {
   scriptedPipeline,
   withScripts,
 } from '../../src/read-model/scripts.js';
+import { createSeeder, type Seeder } from '../../tools/seed/read-model-seed.js';
+import { installation } from '../../tools/seed/records.js';
 import { dropPrefix, testRedis, uniqueId } from '../support/stack.js';
-import { installation } from '../support-api/fixtures.js';
-import { createSeeder, type Seeder } from '../support-api/seed.js';
 
 // The entries of an (application, installation) pair (its acl entry and its view entry) are
 // derived from the access facts by passes that may overlap (two processes, a former owner of

@@ -5,9 +5,9 @@ import { createAccessFactStore } from '../../src/read-model/access-fact-store.js
 import { decodeKeyExpiry } from '../../src/read-model/key-status-codec.js';
 import type { ReadModelKeys } from '../../src/read-model/keys.js';
 import type { RedisClient } from '../../src/read-model/redis-connection.js';
+import { createSeeder } from '../../tools/seed/read-model-seed.js';
+import { installation, newApiKey } from '../../tools/seed/records.js';
 import { dropPrefix, testRedis, uniqueId } from '../support/stack.js';
-import { installation, newApiKey } from '../support-api/fixtures.js';
-import { createSeeder } from '../support-api/seed.js';
 
 // A key re-created with a new hash (a rotation) must stop the old hash working, also when the
 // batch that carries it fails part way and is retried: the retry applies the fact again, and may

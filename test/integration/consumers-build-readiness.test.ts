@@ -1,5 +1,6 @@
 import kafkajs from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { groupIdOf } from '../../src/consumer-groups.js';
 import { readEpoch } from '../../src/read-model/epoch.js';
 import { recordFigures } from '../support/figures.js';
 import { kafkaBrokers, testKafkaClient, waitFor } from '../support/stack.js';
@@ -90,7 +91,7 @@ describe('a build under steady production', () => {
       // Production never paused: events were written during the whole build.
       expect(produced - producedAtStart).toBeGreaterThan(0);
       // Complete means the group passed every end the topic had when the build began.
-      const group = `${built.config.consumer.groupId}.telemetry`;
+      const group = groupIdOf(built.config, 'telemetry');
       const committed = await admin.committedOffsets(group, topic);
       for (const end of endsAtStart) {
         const at = committed.find((c) => c.partition === end.partition)?.offset ?? end.start;

@@ -5,10 +5,10 @@ import {
   type JavaProducer,
   startJavaProducer,
 } from '../../tools/java-producer.js';
+import { newApiKey } from '../../tools/seed/records.js';
 import { recordFigures } from '../support/figures.js';
 import { kafkaBrokers, waitFor } from '../support/stack.js';
 import { type TestApi, testApi } from '../support-api/api-harness.js';
-import { newApiKey } from '../support-api/fixtures.js';
 import {
   devicesOf,
   type Harness,

@@ -20,10 +20,10 @@ import {
 } from '../../src/read-model/keys.js';
 import { duplicateConnection, type RedisClient } from '../../src/read-model/redis-connection.js';
 import {
-  createTelemetryEdge,
+  createTelemetryStore,
   mapCache,
-  type TelemetryEdge,
-} from '../../src/read-model/telemetry-edge.js';
+  type TelemetryStore,
+} from '../../src/read-model/telemetry-store.js';
 import { dropPrefix, testRedis, uniqueId } from '../support/stack.js';
 
 // The telemetry write path on real RedisClient: what a batch reads (only what memory lacks) and
@@ -66,16 +66,16 @@ const creating: Record<DeviceCategory, Record<string, unknown>> = {
 };
 
 const owner = () =>
-  createTelemetryEdge({
+  createTelemetryStore({
     conn,
     keys,
     cache: mapCache(),
     sendReleases: async (events) => void released.push(...events),
   });
-let edge: TelemetryEdge;
+let store: TelemetryStore;
 
 /** One pass as the projector runs it; counts the socket writes (round trips) it took. */
-async function batch(events: DeviceStateEvent[], by = edge): Promise<number> {
+async function batch(events: DeviceStateEvent[], by = store): Promise<number> {
   const before = writes;
   const result = await by.pass(events, ctx);
   expect(result.redo).toEqual([]);
@@ -102,14 +102,14 @@ beforeAll(async () => {
   redis = testRedis();
   conn = duplicateConnection(redis);
   await conn.ping();
-  // Count what the edge sends: one socket write per round trip (a pipeline is one).
+  // Count what the store sends: one socket write per round trip (a pipeline is one).
   const stream = (conn as unknown as { stream: { write: (...a: unknown[]) => boolean } }).stream;
   const write = stream.write.bind(stream);
   stream.write = (...args: unknown[]) => {
     writes++;
     return write(...args);
   };
-  edge = owner();
+  store = owner();
 });
 afterAll(async () => {
   conn?.disconnect();
@@ -167,7 +167,7 @@ describe('telemetry write path', () => {
     });
     // Applied by 5's owner, in 5's order: the device leaves 5, and its flow.
     const release = released.find((r) => r.installationId === 5) as DeviceReleasedEvent;
-    await edge.pass([release], ctx);
+    await store.pass([release], ctx);
     expect(await redis.hkeys(keys.devices(5))).toEqual([]);
     expect(Object.keys(await redis.hgetall(deviceTimesKey(keys, 5)))).toEqual(['#rev']);
     expect(JSON.parse((await storedFlow(5)).data as string)).toBeNull();
@@ -185,7 +185,7 @@ describe('telemetry write path', () => {
     } as const;
     // The first fold removes 4100 from 41 and takes 4000 as new; the claim finds it in 40, so
     // the batch is folded again, and the removal must still delete what 41 stores.
-    const result = await edge.pass(
+    const result = await store.pass(
       [removal, event(41, 'battery', 4000, NOW - 2_000, { powerDc: 3 })],
       ctx,
     );
@@ -267,7 +267,7 @@ describe('telemetry write path', () => {
     await redis.hset(keys.devices(id), 'boiler:1100', serializeDevice('boiler', old.record));
     await redis.hset(deviceTimesKey(keys, id), 'boiler:1100', `${lastMs};${lastMs};${lastMs},2000`);
     // Within the same second but before the precise time: stale (it lowers the first sight).
-    const result = await edge.pass([event(id, 'boiler', 1100, lastMs - 300, { powerAc: 1 })], ctx);
+    const result = await store.pass([event(id, 'boiler', 1100, lastMs - 300, { powerAc: 1 })], ctx);
     expect(result.outcomes[0]?.kind).toBe('stale');
     await batch([event(id, 'boiler', 1100, lastMs + 100, { powerAc: 3 })]);
     expect(await redis.hget(deviceTimesKey(keys, id), 'boiler:1100')).toBe(
@@ -314,10 +314,10 @@ describe('memory after a write that did not land', () => {
       deviceId: 3000,
       occurredAt: new Date(NOW - 5_000).toISOString(),
     } as const;
-    await expect(edge.pass([removal], ctx)).rejects.toThrow(/WRONGTYPE/);
+    await expect(store.pass([removal], ctx)).rejects.toThrow(/WRONGTYPE/);
     await repair();
     // The retry folds from what Redis holds, not from the copy the failed fold had changed.
-    const retried = await edge.pass([removal], ctx);
+    const retried = await store.pass([removal], ctx);
     expect(retried.outcomes[0]?.kind).toBe('applied');
     expect(await redis.hkeys(keys.devices(id))).toEqual([]);
     expect(JSON.parse((await storedFlow(id)).data as string)).toBeNull();
@@ -328,7 +328,7 @@ describe('memory after a write that did not land', () => {
     await batch([event(id, 'battery', 3100, NOW - 10_000, creating.battery)]);
     const repair = await failWrites(id);
     const live = event(id, 'battery', 3100, NOW - 5_000, { powerDc: 42 });
-    await expect(edge.pass([live], ctx)).rejects.toThrow(/WRONGTYPE/);
+    await expect(store.pass([live], ctx)).rejects.toThrow(/WRONGTYPE/);
     await repair();
     await batch([live]);
     const record = JSON.parse((await redis.hget(keys.devices(id), 'battery:3100')) as string);
@@ -344,11 +344,11 @@ describe('other writers racing the owner', () => {
     await batch([event(id, 'battery', 2000, NOW - 10_000, creating.battery)]);
     // The owner holds revision 1; the deletion bumps it behind its back.
     await installations.remove(id, NOW - 5_000);
-    const result = await edge.pass([event(id, 'battery', 2000, NOW - 7_000, { powerDc: 5 })], ctx);
+    const result = await store.pass([event(id, 'battery', 2000, NOW - 7_000, { powerDc: 5 })], ctx);
     expect(result.redo).toEqual([0]);
     expect(await redis.hkeys(keys.devices(id))).toEqual([]);
     // Folded again on the reloaded state: older than the deletion, so stale.
-    const again = await edge.pass([event(id, 'battery', 2000, NOW - 7_000, { powerDc: 5 })], ctx);
+    const again = await store.pass([event(id, 'battery', 2000, NOW - 7_000, { powerDc: 5 })], ctx);
     expect(again.redo).toEqual([]);
     expect(again.outcomes[0]?.kind).toBe('stale');
     expect(await redis.hkeys(keys.devices(id))).toEqual([]);

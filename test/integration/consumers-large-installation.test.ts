@@ -1,7 +1,7 @@
 import { afterAll, expect, it } from 'vitest';
+import { createSeeder } from '../../tools/seed/read-model-seed.js';
+import { device, installation } from '../../tools/seed/records.js';
 import { dropPrefix, testRedis, uniqueId } from '../support/stack.js';
-import { device, installation } from '../support-api/fixtures.js';
-import { createSeeder } from '../support-api/seed.js';
 
 // One batch that changes more devices of one installation than Lua's unpack takes (near 8,000
 // values: 5,000 devices are 10,000 field/value pairs): the write script chunks its calls, so the

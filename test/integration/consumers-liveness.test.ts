@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { topicSpecs } from '../../consumers/kafka/topics.js';
 import { loadConfig } from '../../src/config.js';
+import { groupIdOf } from '../../src/consumer-groups.js';
 import { createKeys } from '../../src/read-model/keys.js';
 import { startJavaProducer } from '../../tools/java-producer.js';
 import {
@@ -35,7 +36,7 @@ const env = {
 };
 const config = loadConfig(env);
 const topic = config.topics.installations;
-const group = `${config.consumer.groupId}.installations`;
+const group = groupIdOf(config, 'installations');
 const keys = createKeys(config.redis.keyPrefix);
 const redis = testRedis();
 const processes: ConsumerProcess[] = [];

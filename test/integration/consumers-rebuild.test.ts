@@ -1,4 +1,5 @@
 import { afterAll, expect, it } from 'vitest';
+import { groupIdOf, TOPIC_ROLES } from '../../src/consumer-groups.js';
 import { formatDateTime } from '../../src/domain/date-time.js';
 import { decodeIndexEntry } from '../../src/read-model/device-index-entry.js';
 import { decodeKeyExpiry } from '../../src/read-model/key-status-codec.js';
@@ -169,10 +170,7 @@ it('rebuilds from the topics a model equal to the live one, key by key', async (
     kafka: testKafkaClient(),
     redis: h.redis,
     keyPrefix: prefix,
-    groups: (['installations', 'access', 'telemetry'] as const).map((role) => ({
-      topic: t[role],
-      groupId: `${h.config.consumer.groupId}.${role}`,
-    })),
+    groups: TOPIC_ROLES.map((role) => ({ topic: t[role], groupId: groupIdOf(h.config, role) })),
     clock: Date.now,
     logger: testLogger,
   });

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { groupIdOf } from '../../src/consumer-groups.js';
 import { type JavaProducer, startJavaProducer } from '../../tools/java-producer.js';
 import { kafkaBrokers, testKafkaClient, waitFor } from '../support/stack.js';
 import { type Harness, installation, iso, startHarness } from './support/consumer-harness.js';
@@ -54,7 +55,7 @@ describe('transactional producers', () => {
 
     const admin = await testKafkaClient().createAdmin();
     try {
-      const group = `${h.config.consumer.groupId}.installations`;
+      const group = groupIdOf(h.config, 'installations');
       const end = (await admin.endOffsets(topic)).find((e) => e.partition === 0)?.end;
       expect(end).toBe('7');
       await waitFor('group committed at the last stable offset', async () => {

@@ -12,6 +12,8 @@ import { writeInstallations } from '../../src/read-model/installation-write.js';
 import { changeChannel, createKeys, deviceTimesKey } from '../../src/read-model/keys.js';
 import { duplicateConnection } from '../../src/read-model/redis-connection.js';
 import { scriptedPipeline, withScripts } from '../../src/read-model/scripts.js';
+import { createSeeder } from '../../tools/seed/read-model-seed.js';
+import { device, installation, newApiKey } from '../../tools/seed/records.js';
 import {
   allAttributeText,
   type InMemoryTracing,
@@ -27,8 +29,6 @@ import {
   uniqueId,
   waitFor,
 } from '../support/stack.js';
-import { device, installation, newApiKey } from '../support-api/fixtures.js';
-import { createSeeder } from '../support-api/seed.js';
 import { openSse, type SseStream } from '../support-api/sse-client.js';
 
 // Issue 42, against the real Redis: a write made beneath a sampled span announces its

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Admin, BatchConsumer } from '../../consumers/kafka/client.js';
 import { topicSpecs } from '../../consumers/kafka/topics.js';
 import { loadConfig } from '../../src/config.js';
+import { groupIdOf, TOPIC_ROLES } from '../../src/consumer-groups.js';
 import { readEpoch } from '../../src/read-model/epoch.js';
 import { createKeys } from '../../src/read-model/keys.js';
 import { scanKeys } from '../../src/read-model/redis-connection.js';
@@ -24,11 +25,11 @@ const env = { ...isolatedEnv(id), LOG_LEVEL: 'warn' };
 const config = loadConfig(env);
 const prefix = config.redis.keyPrefix;
 const topic = config.topics.installations;
-const groups = (['installations', 'access', 'telemetry'] as const).map((role) => ({
+const groups = TOPIC_ROLES.map((role) => ({
   topic: config.topics[role],
-  groupId: `${config.consumer.groupId}.${role}`,
+  groupId: groupIdOf(config, role),
 }));
-const installationsGroup = `${config.consumer.groupId}.installations`;
+const installationsGroup = groupIdOf(config, 'installations');
 const redis = testRedis();
 let admin: Admin;
 let member: BatchConsumer | undefined;
@@ -76,8 +77,8 @@ describe('the rebuild command', () => {
       'rebuild plan (dry run: nothing changed; add --execute to do it):',
       `  delete 2 key(s) under ${JSON.stringify(prefix)}`,
       `  move ${installationsGroup} to the start of ${topic} (3 event(s) to replay)`,
-      `  move ${config.consumer.groupId}.access to the start of ${config.topics.access} (0 event(s) to replay)`,
-      `  move ${config.consumer.groupId}.telemetry to the start of ${config.topics.telemetry} (0 event(s) to replay)`,
+      `  move ${groupIdOf(config, 'access')} to the start of ${config.topics.access} (0 event(s) to replay)`,
+      `  move ${groupIdOf(config, 'telemetry')} to the start of ${config.topics.telemetry} (0 event(s) to replay)`,
       '  write a new epoch marker (the API answers 503 until the consumers have caught up)',
       '',
     ]);

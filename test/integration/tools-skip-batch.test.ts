@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Admin, BatchConsumer } from '../../consumers/kafka/client.js';
 import { topicSpecs } from '../../consumers/kafka/topics.js';
 import { loadConfig } from '../../src/config.js';
+import { groupIdOf } from '../../src/consumer-groups.js';
 import { isolatedEnv, testKafkaClient, uniqueId, waitFor } from '../support/stack.js';
 import { runOperatorCommand } from './support/operator-command.js';
 
@@ -14,7 +15,7 @@ const env = { ...isolatedEnv(id), LOG_LEVEL: 'warn' };
 const config = loadConfig(env);
 const topic = config.topics.installations;
 const dlq = config.topics.deadletter;
-const group = `${config.consumer.groupId}.installations`;
+const group = groupIdOf(config, 'installations');
 let admin: Admin;
 let partition = -1;
 let member: BatchConsumer | undefined;

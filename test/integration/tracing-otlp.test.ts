@@ -4,6 +4,7 @@ import { FLOW_STREAM_URL } from '../../api/routes/flow-stream-route.js';
 import type { Producer } from '../../consumers/kafka/client.js';
 import { loadConfig } from '../../src/config.js';
 import { hashApiKey } from '../../src/domain/access-rule.js';
+import { installation, newApiKey } from '../../tools/seed/records.js';
 import {
   apiKeyCreated,
   applicationUpserted,
@@ -29,7 +30,6 @@ import {
   uniqueId,
   waitFor,
 } from '../support/stack.js';
-import { installation, newApiKey } from '../support-api/fixtures.js';
 import { openSse, type SseStream } from '../support-api/sse-client.js';
 
 // Issue 42: the real processes export their spans over OTLP/HTTP to a receiver in the test. One

@@ -5,8 +5,8 @@ import { createApiRedis } from '../../api/redis-client.js';
 import { type Config, loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
 import type { RedisClient } from '../../src/read-model/redis-connection.js';
+import { createSeeder, type Seeder } from '../../tools/seed/read-model-seed.js';
 import { dropPrefix, redisClusterNodes, redisUrl, testRedis, uniqueId } from '../support/stack.js';
-import { createSeeder, type Seeder } from './seed.js';
 
 export interface TestApi {
   readonly app: FastifyInstance;

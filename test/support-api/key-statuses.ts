@@ -1,7 +1,7 @@
 import { waitFor } from '../support/stack.js';
 
 // The API judges a key from two small records, the key's status and its application's
-// (api/read-model/key-access.ts), and keeps them in memory once it hears the access channel,
+// (api/reader/key-access.ts), and keeps them in memory once it hears the access channel,
 // which it subscribes to on its own connection after start. Tests that count what a request
 // costs first wait until a key is judged from memory, then measure.
 

@@ -4,7 +4,7 @@ import { createBatchHandler } from '../../consumers/batch-handler.js';
 import type { Rejection } from '../../consumers/dead-letter.js';
 import type { KafkaBatch, KafkaMessage } from '../../consumers/kafka/client.js';
 import { createConsumerMetrics } from '../../consumers/metrics.js';
-import type { Projector } from '../../consumers/runner.js';
+import type { Projector } from '../../consumers/projector.js';
 
 // Issue 37 (5): a failure that is no message's fault (every message of the batch fails alike, a
 // Redis script error for instance) is not bisected into dead letters: the batch waits, and the

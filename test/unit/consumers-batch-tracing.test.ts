@@ -6,7 +6,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createBatchHandler } from '../../consumers/batch-handler.js';
 import type { KafkaBatch, KafkaMessage } from '../../consumers/kafka/client.js';
 import { createConsumerMetrics } from '../../consumers/metrics.js';
-import type { Projector } from '../../consumers/runner.js';
+import type { Projector } from '../../consumers/projector.js';
 import { createBatchTracer } from '../../consumers/tracing/batch-tracing.js';
 import { openMetricsText } from '../../src/ops/open-metrics.js';
 import { type InMemoryTracing, startInMemoryTracing } from '../support/in-memory-tracing.js';

@@ -6,9 +6,8 @@ import {
 } from '../../consumers/dead-letter.js';
 import type { KafkaMessage } from '../../consumers/kafka/client.js';
 import { MAX_REQUEST_BYTES, requestChunks } from '../../consumers/kafka/kafkajs-client.js';
-import { isRetriable } from '../../consumers/retriable.js';
+import { ContentionError, isRetriable } from '../../consumers/retriable.js';
 import { BatchAbandonedError } from '../../consumers/retry.js';
-import { ContentionError } from '../../consumers/telemetry-projector.js';
 
 const message = (headers: Record<string, Buffer | undefined> = {}): KafkaMessage => ({
   topic: 'device-telemetry.v1',

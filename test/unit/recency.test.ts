@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createRecency, type Linked } from '../../api/read-model/recency.js';
+import { createRecency, type Linked } from '../../api/near-cache/recency.js';
 
 interface Node extends Linked {
   readonly id: number;

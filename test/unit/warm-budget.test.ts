@@ -5,7 +5,7 @@ import {
   MIN_WARMS_PER_SECOND,
   PAYBACK_HITS,
   START_WARMS_PER_SECOND,
-} from '../../api/read-model/warm-budget.js';
+} from '../../api/near-cache/warm-budget.js';
 
 // Issue 38: the near-cache keeps new installations only as fast as the kept ones repay their
 // cost (PAYBACK_HITS hits from memory before they are let go).

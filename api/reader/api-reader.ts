@@ -1,3 +1,4 @@
+import type { ProjectedFlow } from '../../src/projection/installation-state.js';
 import { appViewVersionKey, type ReadModelKeys } from '../../src/read-model/keys.js';
 import type { RedisClient } from '../../src/read-model/redis-connection.js';
 import type { Representation } from '../http/representation.js';
@@ -23,12 +24,14 @@ export interface StoredInstallation {
   readonly json: Buffer;
 }
 
-export interface StoredFlow {
-  readonly data: string;
-  readonly validUntilMs: number;
+/** A projected flow as read back, with what a read past its validity needs. */
+export interface StoredFlow extends ProjectedFlow {
   /** Flat field/value pairs of the devices hash, only when the stored flow has expired. */
   readonly devices: readonly string[] | null;
-  /** The near-cache entry's memo, when read through it (null: built per request). */
+  /**
+   * Where answers built from these bytes are kept as long as they are (a near-cache entry's);
+   * null: built per request, always so for an expired flow (recomputed for its instant).
+   */
   readonly memo: Memo | null;
 }
 
@@ -52,6 +55,7 @@ export interface PageRequest {
 export interface StoredDevices {
   /** The devices hash as flat field/value pairs of stored bytes. */
   readonly pairs: readonly Buffer[];
+  /** Where answers built from these bytes are kept, as for a flow (null: built per request). */
   readonly memo: Memo | null;
 }
 
@@ -79,7 +83,7 @@ export interface Memo {
   devices: Representation | null;
 }
 
-/** A read answered from memory comes without a promise (near-cache hits, cached-reader.ts). */
+/** A read answered from memory comes without a promise (near-cache hits, near-cache/cached-reader.ts). */
 export type Read<T> = Access<T> | Promise<Access<T>>;
 
 export interface ApiReader {

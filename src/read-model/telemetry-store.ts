@@ -27,7 +27,7 @@ import type { RedisClient } from './redis-connection.js';
 import { type ScriptedRedis, withScripts } from './scripts.js';
 
 // One pass of the telemetry write path over a batch: load what the cache lacks (one pipeline;
-// more only for devices their installations do not hold), fold, write at the edge: device index
+// more only for devices their installations do not hold), fold, write to Redis: device index
 // operations, then one script per installation (one pipeline), then the device.released events
 // they imply (the caller sends them, acknowledged). Every command on one slot, no WATCH.
 // The fold updates the cached states in place: a state whose write did not land (refused,
@@ -51,14 +51,14 @@ export interface PassResult {
   readonly releases: number;
 }
 
-export interface TelemetryEdge {
+export interface TelemetryStore {
   pass(events: readonly ProjectionEvent[], ctx: FoldContext): Promise<PassResult>;
   /** Writes prepared outside a fold (flow ageing); returns the installations refused. */
   write(writes: readonly InstallationWrite[]): Promise<Set<number>>;
   load(ids: readonly number[]): Promise<Map<number, InstallationState>>;
 }
 
-export function createTelemetryEdge(deps: {
+export function createTelemetryStore(deps: {
   conn: RedisClient;
   keys: ReadModelKeys;
   cache: StateCache;
@@ -68,7 +68,7 @@ export function createTelemetryEdge(deps: {
   dueKey?: string;
   /** The pass's load, fold and write as tracing spans; absent, tracing is off. */
   trace?: PassTrace;
-}): TelemetryEdge {
+}): TelemetryStore {
   const { keys, cache } = deps;
   const conn = withScripts(deps.conn);
 
@@ -134,7 +134,7 @@ export function createTelemetryEdge(deps: {
   };
 }
 
-/** What a pass works with: the edge's connection, memory and writer. */
+/** What a pass works with: the store's connection, memory and writer. */
 interface PassDeps {
   readonly conn: ScriptedRedis;
   readonly keys: ReadModelKeys;

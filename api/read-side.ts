@@ -1,17 +1,18 @@
 import type { FastifyBaseLogger } from 'fastify';
-import type { Config } from '../../src/config.js';
-import { createKeys } from '../../src/read-model/keys.js';
-import type { RedisClient } from '../../src/read-model/redis-connection.js';
-import type { StreamMetrics } from '../ops/stream-metrics.js';
-import { createApiReplicaRedis } from '../redis-client.js';
-import { createFlowStreams, type FlowStreams } from '../streams/flow-streams.js';
-import type { StreamTracer } from '../tracing/api-tracer.js';
-import { type ApiReader, createApiReader } from './api-reader.js';
-import { createChangeSubscriber } from './change-subscriber.js';
-import { watchEpoch } from './epoch-watch.js';
-import { createKeyAccess, type KeyAccess } from './key-access.js';
-import { cachedReader, createNearCache, type NearCache } from './near-cache.js';
-import { createViewCache } from './view-cache.js';
+import type { Config } from '../src/config.js';
+import { createKeys } from '../src/read-model/keys.js';
+import type { RedisClient } from '../src/read-model/redis-connection.js';
+import { createChangeSubscriber } from './change-feed/change-subscriber.js';
+import { watchEpoch } from './change-feed/epoch-watch.js';
+import { cachedReader } from './near-cache/cached-reader.js';
+import { createNearCache, type NearCache } from './near-cache/near-cache.js';
+import type { StreamMetrics } from './ops/stream-metrics.js';
+import { type ApiReader, createApiReader } from './reader/api-reader.js';
+import { createKeyAccess, type KeyAccess } from './reader/key-access.js';
+import { createViewCache } from './reader/view-cache.js';
+import { createApiReplicaRedis } from './redis-client.js';
+import { createFlowStreams, type FlowStreams } from './streams/flow-streams.js';
+import type { StreamTracer } from './tracing/api-tracer.js';
 
 // The API's read side in one place: the reader the routes use (through the near-cache unless
 // API_NEAR_CACHE_ENTRIES=0), and the open streams; both ride the one change subscriber, whose
@@ -62,7 +63,7 @@ export function createReadSide(deps: {
     entries: api.nearCacheEntries,
     maxAgeMs: api.nearCacheMaxAgeMs,
     maxBytes: api.nearCacheMaxBytes,
-    access,
+    reads: base,
   });
   const streams = createFlowStreams({
     subscriber,

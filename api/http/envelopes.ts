@@ -1,6 +1,5 @@
 import { CATEGORY_ARRAY_NAME, DEVICE_CATEGORIES } from '../../src/domain/device-fields.js';
 import { parseDeviceField } from '../../src/read-model/keys.js';
-import type { StoredInstallation } from '../read-model/api-reader.js';
 
 // Success bodies built from the stored JSON by concatenation: the bytes the consumer wrote are
 // the bytes the client reads, with no parse and re-serialize on the way. The list bodies are
@@ -15,6 +14,15 @@ const CATEGORY_INDEX = new Map<string, number>(DEVICE_CATEGORIES.map((c, i) => [
 const CATEGORY_CLOSE = ascii(']');
 const DEVICES_CLOSE = ascii('}');
 
+/**
+ * What a list body needs of an installation: its id (the order) and its stored JSON bytes. The
+ * reader's StoredInstallation is one; named here so http/ needs nothing of the reader.
+ */
+export interface ListedInstallation {
+  readonly id: number;
+  readonly json: Buffer;
+}
+
 const byId = (a: { readonly id: number }, b: { readonly id: number }) => a.id - b.id;
 
 /**
@@ -22,7 +30,7 @@ const byId = (a: { readonly id: number }, b: { readonly id: number }) => a.id - 
  * `"nextCursor"` after the list when a page has one (beyond.md §7).
  */
 export function installationsBody(
-  installations: readonly StoredInstallation[],
+  installations: readonly ListedInstallation[],
   nextCursor: string | null = null,
 ): Buffer {
   const parts: Buffer[] = [INSTALLATIONS_OPEN];
@@ -34,7 +42,7 @@ export function installationsBody(
 /** The pieces of a streamed installations body: its opening, each page's items, its end. */
 export const installationsStream = {
   open: INSTALLATIONS_OPEN,
-  items(installations: readonly StoredInstallation[], first: boolean): Buffer {
+  items(installations: readonly ListedInstallation[], first: boolean): Buffer {
     const parts: Buffer[] = [];
     appendInstallations(parts, installations, first);
     return Buffer.concat(parts);
@@ -44,12 +52,12 @@ export const installationsStream = {
 
 function appendInstallations(
   parts: Buffer[],
-  installations: readonly StoredInstallation[],
+  installations: readonly ListedInstallation[],
   first: boolean,
 ): void {
   for (let i = 0; i < installations.length; i++) {
     if (i > 0 || !first) parts.push(COMMA);
-    parts.push((installations[i] as StoredInstallation).json);
+    parts.push((installations[i] as ListedInstallation).json);
   }
 }
 

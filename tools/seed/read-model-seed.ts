@@ -13,7 +13,7 @@ import { createAccessWork } from '../../src/read-model/access-store.js';
 import { createInstallationStore } from '../../src/read-model/installation-store.js';
 import { createKeys, type ReadModelKeys } from '../../src/read-model/keys.js';
 import type { RedisClient } from '../../src/read-model/redis-connection.js';
-import { createTelemetryEdge, mapCache } from '../../src/read-model/telemetry-edge.js';
+import { createTelemetryStore, mapCache } from '../../src/read-model/telemetry-store.js';
 import { untraced } from '../../src/tracing/pass-trace.js';
 
 // Seeds the read model through the consumers' own stores and batch planner, as the projectors
@@ -112,7 +112,7 @@ export function createSeeder(redis: RedisClient, prefix: string): Seeder {
     async devices(installationId, devices, nowMs, onlineWindowSeconds, traceparent) {
       const events = devices.flatMap((d) => stateEvents(installationId, d));
       // The consumers' write path, without Kafka: seeded devices never move.
-      const edge = createTelemetryEdge({
+      const store = createTelemetryStore({
         conn: redis,
         keys,
         cache: mapCache(),
@@ -121,7 +121,7 @@ export function createSeeder(redis: RedisClient, prefix: string): Seeder {
           ? {}
           : { trace: { ...untraced, traceparent: () => traceparent } }),
       });
-      const pass = await edge.pass(events, { nowMs, futureSkewSeconds: 60, onlineWindowSeconds });
+      const pass = await store.pass(events, { nowMs, futureSkewSeconds: 60, onlineWindowSeconds });
       const refused = pass.outcomes.find((o) => o?.kind === 'rejected');
       if (refused) throw new Error(`seed telemetry refused: ${JSON.stringify(refused)}`);
     },
