@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeEvent } from '../../src/registry/event-encoder.js';
 import { createRegistryAdmin } from '../../src/registry/registry-admin.js';
 import { registrySchemaFiles } from '../../src/registry/schema-files.js';
-import { ownRegistry, type RegistryInstance } from '../support/registry.js';
+import { ownRegistry } from '../support/registry.js';
 import { waitFor } from '../support/stack.js';
 import { devicesOf, type Harness, iso, startHarness } from './support/consumer-harness.js';
 
@@ -15,7 +15,7 @@ import { devicesOf, type Harness, iso, startHarness } from './support/consumer-h
 const INSTALLATIONS = 20;
 const PER_PHASE = 10; // events per installation before the stop, and again during the outage
 
-let registry: RegistryInstance;
+let registry: Awaited<ReturnType<typeof ownRegistry>>;
 let h: Harness;
 const now = Date.now();
 const schema = (name: string) => {
@@ -25,13 +25,12 @@ const schema = (name: string) => {
 };
 
 beforeAll(async () => {
-  registry = ownRegistry();
+  registry = await ownRegistry();
   h = await startHarness('registry-restart', { env: { SCHEMA_REGISTRY_URL: registry.url } });
 });
 afterAll(async () => {
   await h?.stop();
-  // Left running, as the shared one is, for the next run; started again if a test stopped it.
-  registry?.start();
+  registry?.remove();
 });
 
 const sendPhase = async (category: 'battery' | 'energyMeter', id: number, phase: number) => {

@@ -1,12 +1,13 @@
 import { spawnSync } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, rmSync } from 'node:fs';
+import { type AddressInfo, createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 // The schema registry the registry tests run against: SCHEMA_REGISTRY_URL when set, else the
 // project's own Apicurio Registry (infra/stack.sh start registry), started like Kafka and left
-// running for reruns. A second instance of its own (own port and directory) serves the test
-// that stops and restarts a registry, so no other test file loses its registry meanwhile.
+// running for reruns. The test that stops and restarts a registry gets one of its own
+// (ownRegistry), so no other test file loses its registry meanwhile.
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const SCRIPT = join(ROOT, 'infra/stack.sh');
@@ -22,12 +23,12 @@ export interface RegistryInstance {
 const HOW_TO_FIX =
   'run `bash infra/stack.sh start registry` to see why (needs Java 17 and Maven; ports REGISTRY_PORT, REGISTRY_MANAGEMENT_PORT), or set SCHEMA_REGISTRY_URL';
 
-function instance(port: number, registryDir: string): RegistryInstance {
+function instance(port: number, registryDir: string, managementPort = port + 1): RegistryInstance {
   const env = {
     ...process.env,
     REGISTRY_DIR: registryDir,
     REGISTRY_PORT: String(port),
-    REGISTRY_MANAGEMENT_PORT: String(port + 1),
+    REGISTRY_MANAGEMENT_PORT: String(managementPort),
   };
   mkdirSync(registryDir, { recursive: true });
   const run = (command: 'start' | 'stop') => {
@@ -62,9 +63,32 @@ export function sharedRegistry(): RegistryInstance {
   return shared;
 }
 
-/** A registry of the caller's own (REGISTRY_PORT + 2 and + 3), to stop and start at will. */
-export function ownRegistry(): RegistryInstance {
-  const own = instance(basePort() + 2, join(STACK_DIR, 'registry-restart'));
+/**
+ * A registry of the caller's own, to stop and start at will: its own ports (free ones, so CI's
+ * lanes running the same file at once never share one) and its own data. `remove` stops it and
+ * deletes its data.
+ */
+export async function ownRegistry(): Promise<RegistryInstance & { remove(): void }> {
+  const [http, management] = await Promise.all([freePort(), freePort()]);
+  const dir = join(STACK_DIR, `registry-own-${process.pid}-${http}`);
+  const own = instance(http, dir, management);
   own.start();
-  return own;
+  return {
+    ...own,
+    remove() {
+      own.stop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
 }
