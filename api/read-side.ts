@@ -63,6 +63,7 @@ export function createReadSide(deps: {
     entries: api.nearCacheEntries,
     maxAgeMs: api.nearCacheMaxAgeMs,
     maxBytes: api.nearCacheMaxBytes,
+    windowLookups: api.nearCacheWindowLookups,
     reads: base,
   });
   const streams = createFlowStreams({

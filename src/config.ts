@@ -87,6 +87,7 @@ const envSchema = z.object({
   API_NEAR_CACHE_ENTRIES: z.coerce.number().int().min(0).default(10_000), // 0: near-cache off
   API_NEAR_CACHE_MAX_AGE_MS: positiveInt.default(60_000),
   API_NEAR_CACHE_MAX_BYTES: positiveInt.default(256 * 1024 * 1024), // 256 MiB
+  API_NEAR_CACHE_WINDOW_LOOKUPS: positiveInt.default(4_096),
   // Per API process: half the connections, so streams never hold them all.
   API_STREAMS_MAX: z.coerce.number().int().min(0).default(2_048),
   API_STREAMS_PER_KEY: positiveInt.default(256), // per API process
@@ -185,6 +186,8 @@ export interface Config {
     readonly nearCacheMaxAgeMs: number;
     /** Bytes the near-cache's entries hold at most, approximately. */
     readonly nearCacheMaxBytes: number;
+    /** Lookups over which the near-cache judges whether it pays (api/near-cache/worth.ts). */
+    readonly nearCacheWindowLookups: number;
     /** Open Server-Sent Events streams per API process; over it, TOO_MANY_STREAMS. */
     readonly maxStreams: number;
     /** Open streams per key, per application and per client in this process; over it, 429. */
@@ -292,6 +295,7 @@ export function loadConfig(env: Env = process.env): Config {
       nearCacheEntries: e.API_NEAR_CACHE_ENTRIES,
       nearCacheMaxAgeMs: e.API_NEAR_CACHE_MAX_AGE_MS,
       nearCacheMaxBytes: e.API_NEAR_CACHE_MAX_BYTES,
+      nearCacheWindowLookups: e.API_NEAR_CACHE_WINDOW_LOOKUPS,
       maxStreams: e.API_STREAMS_MAX,
       streamsPerKey: e.API_STREAMS_PER_KEY,
       streamsPerApplication: e.API_STREAMS_PER_APPLICATION,

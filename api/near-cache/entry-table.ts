@@ -38,6 +38,13 @@ export interface EntryTable {
   /** Empties the entry in place: it keeps its place in the recency order, and its channel. */
   empty(entry: Entry): void;
   drop(id: number): void;
+  /**
+   * Holds `entries` at most from now on, keeping only those `keep` names (the rest, and the least
+   * recently used beyond the bound, go without being judged: the bound moved, not their worth).
+   */
+  resize(entries: number, keep: (id: number) => boolean): void;
+  /** Entries held at most, now. */
+  readonly limit: number;
   clear(): void;
 }
 
@@ -56,11 +63,12 @@ export function createEntryTable(deps: {
   const byId = new Map<number, Entry>();
   const recency = createRecency<Entry>();
   let bytes = 0;
+  let limit = deps.entries;
 
-  function drop(id: number): void {
+  function drop(id: number, judged = true): void {
     const entry = byId.get(id);
     if (entry === undefined) return;
-    deps.dropped(id);
+    if (judged) deps.dropped(id);
     bytes -= entry.bytes;
     byId.delete(id);
     recency.remove(entry);
@@ -99,7 +107,7 @@ export function createEntryTable(deps: {
       recency.add(entry);
     }
     bytes += size;
-    while (byId.size > deps.entries || (bytes > deps.maxBytes && byId.size > 1))
+    while (byId.size > limit || (bytes > deps.maxBytes && byId.size > 1))
       drop((recency.oldest as Entry).id);
   }
 
@@ -112,11 +120,13 @@ export function createEntryTable(deps: {
     get bytes() {
       return bytes;
     },
-    full: () => byId.size >= deps.entries || bytes >= deps.maxBytes,
+    full: () => byId.size >= limit || bytes >= deps.maxBytes,
     get oldest() {
       return recency.oldest;
     },
     used(entry) {
+      // Only an entry still held: touching one dropped meanwhile would relink it into the order.
+      if (byId.get(entry.id) !== entry) return;
       entry.used = true;
       recency.touch(entry);
     },
@@ -129,6 +139,14 @@ export function createEntryTable(deps: {
       entry.used = false;
     },
     drop,
+    resize(entries, keep) {
+      limit = entries;
+      for (const id of [...byId.keys()]) if (!keep(id)) drop(id, false);
+      while (byId.size > limit) drop((recency.oldest as Entry).id, false);
+    },
+    get limit() {
+      return limit;
+    },
     clear() {
       for (const id of byId.keys()) subscriber.release(id);
       byId.clear();

@@ -23,6 +23,7 @@ import {
   type Snapshot,
 } from './snapshot.js';
 import { createWarmBudget } from './warm-budget.js';
+import { createWorth, SAMPLE_SHARE, sampled } from './worth.js';
 
 // The near-cache: per installation, what the per-installation scripts read (the acl entries of
 // the applications whose keys read it here, the stored flow with its validUntil, and the devices
@@ -47,6 +48,11 @@ import { createWarmBudget } from './warm-budget.js';
 // answers "missing" and "not yours" alike. So a refused request costs the same whether
 // or not someone else has the installation cached, and a missing and an inaccessible
 // installation still take the same time (semantics.md).
+//
+// When the cache does not pay for itself in the pattern at hand (worth.ts), it steps out of the
+// way: but for a sampled share of installations, a read goes to Redis as with the near-cache off
+// (the same read, judged the same way), and the table holds that share's entries only, in as
+// many entries as the share's part of the bound. The sample judges when to come back whole.
 
 /** What a read of each part answers. */
 export interface PartReads {
@@ -87,6 +93,10 @@ export interface NearCacheStats {
   readonly warms: number;
   /** Installations let go because writes came faster than hits. */
   readonly released: number;
+  /** Reads sent straight to Redis while the cache was out of the way (no lookup). */
+  readonly bypassed: number;
+  /** Whether it is out of the way now (worth.ts). */
+  readonly bypass: boolean;
   readonly entries: number;
   readonly bytes: number;
 }
@@ -103,13 +113,17 @@ export function createNearCache(deps: {
   maxAgeMs: number;
   /** Bytes the entries hold at most (approximately), least recently used out first. */
   maxBytes: number;
+  /** Lookups over which it judges whether it pays (worth.ts). */
+  windowLookups: number;
 }): NearCache {
   const { subscriber, reads } = deps;
   // How many installations may be newly kept a second: as many as repay it (warm-budget.ts).
   const budget = createWarmBudget({
     startMs: performance.now(),
-    capacity: deps.entries,
+    capacity: () => table.limit,
     maxAgeMs: deps.maxAgeMs,
+    unpaid: () => worth.unpaid(),
+    repaid: () => worth.repaid(),
   });
   const table = createEntryTable({
     subscriber,
@@ -120,7 +134,22 @@ export function createNearCache(deps: {
   });
   const admission = createAdmission(table, deps.entries);
   const fill = createFill(deps);
-  const counts = { hits: 0, misses: 0, warms: 0, released: 0 };
+  const counts = { hits: 0, misses: 0, warms: 0, released: 0, bypassed: 0 };
+  const worth = createWorth({
+    windowLookups: deps.windowLookups,
+    // TinyLFU's sample period (frequency-sketch.ts ages its counts after ten per entry).
+    graceLookups: 10 * deps.entries,
+    full: () => table.full(),
+    onStep(bypass) {
+      // Out: only the sample's entries stay, in the sample's share of the bound. Back: the whole
+      // bound, filled as misses are admitted. What the budget judged was kept for the other mode.
+      if (bypass) table.resize(Math.max(1, Math.ceil(deps.entries / SAMPLE_SHARE)), sampled);
+      else table.resize(deps.entries, () => true);
+      budget.clear();
+    },
+  });
+  /** Whether the whole path (lookup, admission, keeping) runs for `id` now. */
+  const followed = (id: number) => !worth.bypass || sampled(id);
 
   subscriber.on('change', (id) => {
     const entry = table.get(id);
@@ -151,18 +180,22 @@ export function createNearCache(deps: {
     admission.seen(id);
     const entry = table.get(id);
     const snapshot = entry?.snapshot;
-    if (
-      entry === undefined ||
-      !snapshot?.grants.has(app) ||
-      monotonicMs - entry.filledAt >= deps.maxAgeMs ||
-      !holds(snapshot, part, nowMs)
-    ) {
+    if (entry === undefined || !snapshot?.grants.has(app) || !holds(snapshot, part, nowMs)) {
+      counts.misses++;
+      worth.lookup(false);
+      return undefined;
+    }
+    if (monotonicMs - entry.filledAt >= deps.maxAgeMs) {
+      // Upkeep, not a verdict: entries kept together age out together, and a poll that fits the
+      // cache then misses a whole round at once. What a refill costs is judged as any keep's.
       counts.misses++;
       return undefined;
     }
     counts.hits++;
     budget.hit(id);
     table.used(entry);
+    // Last: judging may step out and drop this very entry (its snapshot still answers this read).
+    worth.lookup(true);
     return snapshot;
   }
 
@@ -220,6 +253,7 @@ export function createNearCache(deps: {
     const stamp = covered ? subscriber.stamp(id) : 0;
     const snapshot = await fill(grant.app, id, nowMs, covered, part);
     if (snapshot === null) return null;
+    if (!followed(id)) return snapshot; // the cache stepped out meanwhile
     if (covered && subscriber.unchanged(id, stamp)) table.keep(id, snapshot);
     else if (admission.admits(id) && budget.take(performance.now(), table.full()))
       warm(grant.app, id, nowMs, part);
@@ -238,7 +272,7 @@ export function createNearCache(deps: {
         if (!(await subscriber.hold(id))) return;
         const stamp = subscriber.stamp(id);
         const snapshot = await fill(app, id, nowMs, true, part);
-        if (snapshot !== null && subscriber.unchanged(id, stamp)) {
+        if (snapshot !== null && subscriber.unchanged(id, stamp) && followed(id)) {
           table.keep(id, snapshot);
           budget.kept(id, performance.now());
           counts.warms++;
@@ -275,16 +309,27 @@ export function createNearCache(deps: {
 
   // Streams: the whole snapshot, so the flow can be recomputed at any later time.
   async function stream(grant: KeyGrant, id: number, nowMs: number): Promise<Access<FollowedFlow>> {
-    const snapshot = hit(grant.app, id, 'all', nowMs) ?? (await refill(grant, id, nowMs, 'all'));
-    if (snapshot === null) return ABSENT;
-    return { kind: 'ok', value: new Followed(grant.expiresAtMs, snapshot) };
+    return followedOf(
+      grant,
+      hit(grant.app, id, 'all', nowMs) ?? (await refill(grant, id, nowMs, 'all')),
+    );
+  }
+  const followedOf = (grant: KeyGrant, snapshot: Snapshot | null): Access<FollowedFlow> =>
+    snapshot === null ? ABSENT : { kind: 'ok', value: new Followed(grant.expiresAtMs, snapshot) };
+
+  /** A read while the cache is out of the way, for an installation outside the sample. */
+  function direct(grant: KeyGrant, id: number, part: ReadPart, nowMs: number): Read<unknown> {
+    counts.bypassed++;
+    if (part === 'flow') return reads.flowOf(grant.app, id, nowMs);
+    if (part === 'devices') return reads.devicesOf(grant.app, id, nowMs);
+    return fill(grant.app, id, nowMs, false, 'all').then((snapshot) => followedOf(grant, snapshot));
   }
 
   return {
     get size() {
       return table.size;
     },
-    stats: () => ({ ...counts, entries: table.size, bytes: table.bytes }),
+    stats: () => ({ ...counts, bypass: worth.bypass, entries: table.size, bytes: table.bytes }),
     clear,
     read<P extends ReadPart>(
       grant: KeyGrant,
@@ -293,6 +338,7 @@ export function createNearCache(deps: {
       nowMs: number,
       monotonicMs?: number,
     ): Read<PartReads[P]> {
+      if (!followed(id)) return direct(grant, id, part, nowMs) as Read<PartReads[P]>;
       if (part === 'flow') return flow(grant, id, nowMs, monotonicMs) as Read<PartReads[P]>;
       if (part === 'devices') return devices(grant, id, nowMs) as Read<PartReads[P]>;
       return stream(grant, id, nowMs) as Read<PartReads[P]>;

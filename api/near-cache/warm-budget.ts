@@ -41,10 +41,13 @@ const UNPAID_CUT = 0.5;
 
 export function createWarmBudget(opts: {
   startMs: number;
-  /** The near-cache's entries. */
-  capacity: number;
+  /** The near-cache's entries, now (fewer while it is out of the way: near-cache.ts). */
+  capacity: () => number;
   /** The near-cache's max age: a kept installation is read again after it. */
   maxAgeMs: number;
+  /** A kept installation was judged not to have repaid (worth.ts counts its cost), or repaid. */
+  unpaid?: () => void;
+  repaid?: () => void;
 }): WarmBudget {
   const { startMs } = opts;
   let rate = START_WARMS_PER_SECOND;
@@ -60,6 +63,7 @@ export function createWarmBudget(opts: {
   };
   const cut = () => {
     rate = Math.max(MIN_WARMS_PER_SECOND, rate * UNPAID_CUT);
+    opts.unpaid?.();
   };
 
   return {
@@ -68,7 +72,7 @@ export function createWarmBudget(opts: {
     },
     take(monotonicMs, full) {
       // The oldest first: those past their time have not repaid.
-      const dueMs = full ? Math.min(opts.maxAgeMs, (1000 * opts.capacity) / rate) : opts.maxAgeMs;
+      const dueMs = full ? Math.min(opts.maxAgeMs, (1000 * opts.capacity()) / rate) : opts.maxAgeMs;
       for (let kept = order.oldest; kept !== null; kept = order.oldest) {
         if (monotonicMs - kept.keptAt < dueMs) break;
         forget(kept);
@@ -94,6 +98,7 @@ export function createWarmBudget(opts: {
       if (++kept.hits < PAYBACK_HITS) return;
       forget(kept);
       rate = Math.min(MAX_WARMS_PER_SECOND, rate * REPAID_RAISE);
+      opts.repaid?.();
     },
     dropped(id) {
       const kept = unpaid.get(id);

@@ -5,7 +5,7 @@ import type { NearCache, NearCacheStats } from '../near-cache/near-cache.js';
 // or lets go of an installation, and what it holds. Read from its own counts when scraped:
 // nothing per request.
 
-type Count = 'hits' | 'misses' | 'warms' | 'released';
+type Count = 'hits' | 'misses' | 'bypassed' | 'warms' | 'released';
 
 export function registerNearCacheMetrics(registry: Registry, cache: NearCache): void {
   /** A counter brought up to the cache's own counts (one label value per count) when scraped. */
@@ -27,10 +27,18 @@ export function registerNearCacheMetrics(registry: Registry, cache: NearCache): 
   };
   counter(
     'api_near_cache_lookups_total',
-    'Near-cache lookups of an installation, by result: hit (answered from memory) or miss (read from Redis)',
+    'Near-cache lookups of an installation, by result: hit (answered from memory), miss (read from Redis) or bypassed (read from Redis with no lookup: the cache was out of the way)',
     'result',
-    { hit: 'hits', miss: 'misses' },
+    { hit: 'hits', miss: 'misses', bypassed: 'bypassed' },
   );
+  const bypass = new Gauge({
+    name: 'api_near_cache_bypass',
+    help: 'Whether the near-cache is out of the way (1: it did not pay in the traffic of late, and keeps only a sampled share of installations to judge when to come back)',
+    registers: [registry],
+    collect() {
+      bypass.set(cache.stats().bypass ? 1 : 0);
+    },
+  });
   counter(
     'api_near_cache_changes_total',
     'Installations the near-cache took in (warmed: subscribed and read) or let go of because writes outpaced hits (released)',

@@ -86,88 +86,94 @@ export async function scaleCases(ctx: BenchContext): Promise<void> {
     );
   // Warm-up: JIT and script caches, on both sides.
   for (const d of datasets) for (const side of SIDES) await run(d, side, 'uniform', 2);
-  // dataset -> pattern -> side -> runs
-  const results = new Map<number, Map<Pattern, Record<Side, Runs>>>();
-  for (let i = 0; i < ctx.opts.alternations; i++) {
-    for (const pattern of PATTERNS) {
-      for (const d of datasets) {
-        // Each side takes each place in turn: a place (after which server, Redis and the
-        // caches in what state) must not favour one side across the alternations.
-        for (const side of rotated(SIDES, i)) {
-          const before = side === 'on' ? await nearCacheCounts(d.on.origin) : null;
-          const gcBefore = side === 'r' ? null : await gcSeconds(d[side].origin);
-          const m = await run(d, side, pattern, ctx.opts.caseSeconds);
-          if (m.result.non2xx > 0)
-            ctx.notes.push(`scale ${d.devices} ${pattern} ${side}: ${m.result.non2xx} non-2xx`);
-          const byPattern = results.get(d.devices) ?? new Map();
-          results.set(d.devices, byPattern);
-          const cell = byPattern.get(pattern) ?? { on: runs(), off: runs(), r: runs() };
-          byPattern.set(pattern, cell);
-          cell[side].rps.push(m.result.rps);
-          cell[side].p99.push(m.result.p99);
-          cell[side].cpuUs.push(((m.cpu.api ?? 0) / m.result.rps) * 1e6);
-          cell[side].mainUs.push(((m.cpu.main ?? 0) / m.result.rps) * 1e6);
-          if (gcBefore !== null) {
-            const gcAfter = await gcSeconds(d[side].origin);
-            cell[side].gcMsPerS.push(((gcAfter - gcBefore) / ctx.opts.caseSeconds) * 1000);
-          }
-          if (before !== null) {
-            const after = await nearCacheCounts(d.on.origin);
-            const lookups = after.hit + after.miss - before.hit - before.miss;
-            cell.on.hitRatio.push((after.hit - before.hit) / lookups);
-            cell.on.warmsPerS.push((after.warmed - before.warmed) / ctx.opts.caseSeconds);
+  // Cells of each length (`--scale-seconds`): a short one after another pattern counts warming.
+  for (const timing of ctx.opts.scaleCells) {
+    const cells = ctx.opts.scaleCells.length > 1 ? `, ${timing.seconds} s cells` : '';
+    // dataset -> pattern -> side -> runs
+    const results = new Map<number, Map<Pattern, Record<Side, Runs>>>();
+    for (let i = 0; i < timing.alternations; i++) {
+      for (const pattern of PATTERNS) {
+        for (const d of datasets) {
+          // Each side takes each place in turn: a place (after which server, Redis and the
+          // caches in what state) must not favour one side across the alternations.
+          for (const side of rotated(SIDES, i)) {
+            const before = side === 'on' ? await nearCacheCounts(d.on.origin) : null;
+            const gcBefore = side === 'r' ? null : await gcSeconds(d[side].origin);
+            const m = await run(d, side, pattern, timing.seconds);
+            if (m.result.non2xx > 0)
+              ctx.notes.push(`scale ${d.devices} ${pattern} ${side}: ${m.result.non2xx} non-2xx`);
+            const byPattern = results.get(d.devices) ?? new Map();
+            results.set(d.devices, byPattern);
+            const cell = byPattern.get(pattern) ?? { on: runs(), off: runs(), r: runs() };
+            byPattern.set(pattern, cell);
+            cell[side].rps.push(m.result.rps);
+            cell[side].p99.push(m.result.p99);
+            cell[side].cpuUs.push(((m.cpu.api ?? 0) / m.result.rps) * 1e6);
+            cell[side].mainUs.push(((m.cpu.main ?? 0) / m.result.rps) * 1e6);
+            if (gcBefore !== null) {
+              const gcAfter = await gcSeconds(d[side].origin);
+              cell[side].gcMsPerS.push(((gcAfter - gcBefore) / timing.seconds) * 1000);
+            }
+            if (before !== null) {
+              const after = await nearCacheCounts(d.on.origin);
+              const lookups = after.hit + after.miss - before.hit - before.miss;
+              const bypassed = after.bypassed - before.bypassed;
+              cell.on.hitRatio.push((after.hit - before.hit) / lookups);
+              cell.on.bypassedRatio.push(bypassed / (lookups + bypassed));
+              cell.on.warmsPerS.push((after.warmed - before.warmed) / timing.seconds);
+            }
           }
         }
       }
     }
-  }
-  const smallest = datasets[0] as Dataset;
-  for (const pattern of PATTERNS) {
-    const reference = spread(results.get(smallest.devices)?.get(pattern)?.on.rps ?? []);
-    const oneReadReference = spread(results.get(smallest.devices)?.get(pattern)?.r.rps ?? []);
-    for (const d of datasets) {
-      const cell = results.get(d.devices)?.get(pattern);
-      if (!cell) continue;
-      const on = spread(cell.on.rps);
-      const off = spread(cell.off.rps);
-      const r = spread(cell.r.rps);
-      const pairs = spread(cell.on.rps.map((rps, i) => rps / (cell.off.rps[i] as number)));
-      const size = `${d.devices.toLocaleString('en-US')} devices`;
-      const rows: Row[] = [
-        {
-          section: 'scale',
-          name: `${ENDPOINT} req/s at ${size}, ${pattern} (ratio to ${smallest.devices.toLocaleString('en-US')})`,
-          unit: 'req/s',
-          candidate: on,
-          baseline: reference,
-          ratio: on.median / reference.median,
-          target: d === smallest ? undefined : '>= 0.9x',
-          note: `p99 ${spread(cell.on.p99).median.toFixed(2)} ms`,
-        },
-        {
-          section: 'scale',
-          name: `${ENDPOINT} req/s at ${size}, ${pattern}: defaults against the near-cache off`,
-          unit: 'req/s',
-          candidate: on,
-          baseline: off,
-          // Paired: the machine's drift over a run moves both sides of an alternation alike.
-          ratio: pairs.median,
-          target: '>= 0.95x',
-          note: `ratio per alternation ${pairs.min.toFixed(2)}-${pairs.max.toFixed(2)}x (${pairs.runs}), of the medians ${(on.median / off.median).toFixed(2)}x; p99 ${spread(cell.on.p99).median.toFixed(2)} / ${spread(cell.off.p99).median.toFixed(2)} ms; API CPU per request ${us(cell.on)} / ${us(cell.off)} µs (main thread ${mainUs(cell.on)} / ${mainUs(cell.off)}); in GC pauses ${gcMs(cell.on)} / ${gcMs(cell.off)} ms per s; near-cache hits ${(100 * spread(cell.on.hitRatio).median).toFixed(1)} % of lookups, ${spread(cell.on.warmsPerS).median.toFixed(0)} warms/s (medians)`,
-        },
-        {
-          section: 'scale',
-          name: `one-read baseline req/s at ${size}, ${pattern} (ratio to ${smallest.devices.toLocaleString('en-US')}): what no cache allows`,
-          unit: 'req/s',
-          candidate: r,
-          baseline: oneReadReference,
-          ratio: r.median / oneReadReference.median,
-          note: `defaults / one-read ${(on.median / r.median).toFixed(2)}x, near-cache off / one-read ${(off.median / r.median).toFixed(2)}x; p99 ${spread(cell.r.p99).median.toFixed(2)} ms; CPU per request ${us(cell.r)} µs (main thread ${mainUs(cell.r)})`,
-        },
-      ];
-      for (const row of rows) {
-        ctx.rows.push(row);
-        printRow(row);
+    const smallest = datasets[0] as Dataset;
+    for (const pattern of PATTERNS) {
+      const reference = spread(results.get(smallest.devices)?.get(pattern)?.on.rps ?? []);
+      const oneReadReference = spread(results.get(smallest.devices)?.get(pattern)?.r.rps ?? []);
+      for (const d of datasets) {
+        const cell = results.get(d.devices)?.get(pattern);
+        if (!cell) continue;
+        const on = spread(cell.on.rps);
+        const off = spread(cell.off.rps);
+        const r = spread(cell.r.rps);
+        const pairs = spread(cell.on.rps.map((rps, i) => rps / (cell.off.rps[i] as number)));
+        const size = `${d.devices.toLocaleString('en-US')} devices`;
+        const rows: Row[] = [
+          {
+            section: 'scale',
+            name: `${ENDPOINT} req/s at ${size}, ${pattern} (ratio to ${smallest.devices.toLocaleString('en-US')})${cells}`,
+            unit: 'req/s',
+            candidate: on,
+            baseline: reference,
+            ratio: on.median / reference.median,
+            target: d === smallest ? undefined : '>= 0.9x',
+            note: `p99 ${spread(cell.on.p99).median.toFixed(2)} ms`,
+          },
+          {
+            section: 'scale',
+            name: `${ENDPOINT} req/s at ${size}, ${pattern}: defaults against the near-cache off${cells}`,
+            unit: 'req/s',
+            candidate: on,
+            baseline: off,
+            // Paired: the machine's drift over a run moves both sides of an alternation alike.
+            ratio: pairs.median,
+            target: '>= 0.95x',
+            note: `ratio per alternation ${pairs.min.toFixed(2)}-${pairs.max.toFixed(2)}x (${pairs.runs}), of the medians ${(on.median / off.median).toFixed(2)}x; p99 ${spread(cell.on.p99).median.toFixed(2)} / ${spread(cell.off.p99).median.toFixed(2)} ms; API CPU per request ${us(cell.on)} / ${us(cell.off)} µs (main thread ${mainUs(cell.on)} / ${mainUs(cell.off)}); in GC pauses ${gcMs(cell.on)} / ${gcMs(cell.off)} ms per s; near-cache hits ${(100 * spread(cell.on.hitRatio).median).toFixed(1)} % of lookups, ${(100 * spread(cell.on.bypassedRatio).median).toFixed(0)} % of reads past it, ${spread(cell.on.warmsPerS).median.toFixed(0)} warms/s (medians)`,
+          },
+          {
+            section: 'scale',
+            name: `one-read baseline req/s at ${size}, ${pattern} (ratio to ${smallest.devices.toLocaleString('en-US')}): what no cache allows${cells}`,
+            unit: 'req/s',
+            candidate: r,
+            baseline: oneReadReference,
+            ratio: r.median / oneReadReference.median,
+            note: `defaults / one-read ${(on.median / r.median).toFixed(2)}x, near-cache off / one-read ${(off.median / r.median).toFixed(2)}x; p99 ${spread(cell.r.p99).median.toFixed(2)} ms; CPU per request ${us(cell.r)} µs (main thread ${mainUs(cell.r)})`,
+          },
+        ];
+        for (const row of rows) {
+          ctx.rows.push(row);
+          printRow(row);
+        }
       }
     }
   }
@@ -204,6 +210,8 @@ interface Runs {
   readonly gcMsPerS: number[];
   /** The near-cache's, during each run (defaults only). */
   readonly hitRatio: number[];
+  /** Of the reads, those sent past the near-cache while it was out of the way. */
+  readonly bypassedRatio: number[];
   readonly warmsPerS: number[];
 }
 
@@ -214,6 +222,7 @@ const runs = (): Runs => ({
   mainUs: [],
   gcMsPerS: [],
   hitRatio: [],
+  bypassedRatio: [],
   warmsPerS: [],
 });
 const us = (r: Runs) => spread(r.cpuUs).median.toFixed(0);
@@ -228,11 +237,12 @@ async function nearCacheMetrics(origin: string): Promise<(pattern: RegExp) => nu
 
 async function nearCacheCounts(
   origin: string,
-): Promise<{ hit: number; miss: number; warmed: number }> {
+): Promise<{ hit: number; miss: number; bypassed: number; warmed: number }> {
   const count = await nearCacheMetrics(origin);
   return {
     hit: count(/^api_near_cache_lookups_total\{result="hit"\} (\d+)/m),
     miss: count(/^api_near_cache_lookups_total\{result="miss"\} (\d+)/m),
+    bypassed: count(/^api_near_cache_lookups_total\{result="bypassed"\} (\d+)/m),
     warmed: count(/^api_near_cache_changes_total\{change="warmed"\} (\d+)/m),
   };
 }

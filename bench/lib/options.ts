@@ -14,6 +14,8 @@ export interface BenchOptions {
   readonly freshnessSeconds: number;
   /** Device counts of the scale cases (read model written directly). */
   readonly scaleDevices: readonly number[];
+  /** The scale case's cells: seconds each, and alternations of each (`--scale-seconds 6x2,30x1`). */
+  readonly scaleCells: readonly { readonly seconds: number; readonly alternations: number }[];
   readonly profile: boolean;
   /** Variants of the API (log level, auto-pipelining) against the API as run. */
   readonly experiments: boolean;
@@ -31,18 +33,26 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
     return i >= 0 ? argv[i + 1] : undefined;
   };
   const num = (name: string, fallback: number) => Number(value(name) ?? fallback);
+  const caseSeconds = num('--seconds', quick ? 2 : 8);
+  const alternations = num('--alternations', quick ? 1 : 3);
   return {
     quick,
     installations: num('--installations', quick ? 1_000 : 10_000),
-    caseSeconds: num('--seconds', quick ? 2 : 8),
+    caseSeconds,
     openLoopSeconds: num('--open-seconds', quick ? 2 : 6),
-    alternations: num('--alternations', quick ? 1 : 3),
+    alternations,
     connections: num('--connections', 64),
     ingestEvents: num('--ingest-events', quick ? 10_000 : 60_000),
     freshnessSeconds: num('--freshness-seconds', quick ? 3 : 10),
     scaleDevices: (value('--scale') ?? (quick ? '1000,30000' : '1000,100000,1000000'))
       .split(',')
       .map(Number),
+    scaleCells: (value('--scale-seconds') ?? `${caseSeconds}x${alternations}`)
+      .split(',')
+      .map((cell) => {
+        const [seconds, times] = cell.split('x');
+        return { seconds: Number(seconds), alternations: Number(times ?? alternations) };
+      }),
     profile: argv.includes('--profile') || (!argv.includes('--no-profile') && !quick),
     experiments: argv.includes('--experiments') || (!argv.includes('--no-experiments') && !quick),
     seed: num('--seed', 42),

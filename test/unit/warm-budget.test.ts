@@ -24,7 +24,7 @@ function cycle(budget: ReturnType<typeof createWarmBudget>, from: number, n: num
 
 describe('warm budget', () => {
   it('starts low, as tokens: a second of them at once, then the rate', () => {
-    const budget = createWarmBudget({ startMs: 0, capacity: CAPACITY, maxAgeMs: MAX_AGE_MS });
+    const budget = createWarmBudget({ startMs: 0, capacity: () => CAPACITY, maxAgeMs: MAX_AGE_MS });
     let taken = 0;
     while (budget.take(0, false)) taken++;
     expect(taken).toBe(START_WARMS_PER_SECOND);
@@ -33,14 +33,14 @@ describe('warm budget', () => {
   });
 
   it('climbs from the start to the highest rate as what it keeps repays', () => {
-    const budget = createWarmBudget({ startMs: 0, capacity: CAPACITY, maxAgeMs: MAX_AGE_MS });
+    const budget = createWarmBudget({ startMs: 0, capacity: () => CAPACITY, maxAgeMs: MAX_AGE_MS });
     // Each repaid installation raises the rate by a tenth: 2,500-fold takes some 82 of them.
     cycle(budget, 1, 90, PAYBACK_HITS);
     expect(budget.rate).toBe(MAX_WARMS_PER_SECOND);
   });
 
   it('falls to the lowest rate while what it keeps is let go before it repays', () => {
-    const budget = createWarmBudget({ startMs: 0, capacity: CAPACITY, maxAgeMs: MAX_AGE_MS });
+    const budget = createWarmBudget({ startMs: 0, capacity: () => CAPACITY, maxAgeMs: MAX_AGE_MS });
     cycle(budget, 1, 20, PAYBACK_HITS - 1);
     expect(budget.rate).toBe(MIN_WARMS_PER_SECOND);
     // At that rate it hands out two a second, not a burst of what it had.
@@ -50,7 +50,7 @@ describe('warm budget', () => {
   });
 
   it('climbs back from the lowest rate once what it keeps repays', () => {
-    const budget = createWarmBudget({ startMs: 0, capacity: CAPACITY, maxAgeMs: MAX_AGE_MS });
+    const budget = createWarmBudget({ startMs: 0, capacity: () => CAPACITY, maxAgeMs: MAX_AGE_MS });
     cycle(budget, 1, 20, 0);
     expect(budget.rate).toBe(MIN_WARMS_PER_SECOND);
     cycle(budget, 100, 100, PAYBACK_HITS);
@@ -59,7 +59,11 @@ describe('warm budget', () => {
 
   it('settles where about nine in ten of what it keeps repay', () => {
     const rateAt = (repaidPerTen: number) => {
-      const budget = createWarmBudget({ startMs: 0, capacity: CAPACITY, maxAgeMs: MAX_AGE_MS });
+      const budget = createWarmBudget({
+        startMs: 0,
+        capacity: () => CAPACITY,
+        maxAgeMs: MAX_AGE_MS,
+      });
       cycle(budget, -100, 100, PAYBACK_HITS);
       for (let round = 0; round < 200; round++)
         for (let i = 0; i < 10; i++)
@@ -74,7 +78,7 @@ describe('warm budget', () => {
   });
 
   it('judges what has not repaid by the time it could expect to go as not repaid, though it stays kept', () => {
-    const budget = createWarmBudget({ startMs: 0, capacity: CAPACITY, maxAgeMs: MAX_AGE_MS });
+    const budget = createWarmBudget({ startMs: 0, capacity: () => CAPACITY, maxAgeMs: MAX_AGE_MS });
     cycle(budget, 1, 90, PAYBACK_HITS);
     expect(budget.rate).toBe(MAX_WARMS_PER_SECOND);
     // At the highest rate a full cache turns over in 2 s: that is when they are due once full.
@@ -96,7 +100,11 @@ describe('warm budget', () => {
 
   it('gives what it keeps until the max age while the cache is not full, and at a low rate', () => {
     for (const full of [false, true]) {
-      const budget = createWarmBudget({ startMs: 0, capacity: CAPACITY, maxAgeMs: MAX_AGE_MS });
+      const budget = createWarmBudget({
+        startMs: 0,
+        capacity: () => CAPACITY,
+        maxAgeMs: MAX_AGE_MS,
+      });
       cycle(budget, 1, 90, PAYBACK_HITS);
       // Not full: however fast it keeps, each has until the max age (no eviction comes first).
       // Full at the lowest rates: a turn of the cache takes longer than the max age.
@@ -111,7 +119,7 @@ describe('warm budget', () => {
   });
 
   it('counts hits only on what it kept, and judges nothing it was told to forget', () => {
-    const budget = createWarmBudget({ startMs: 0, capacity: CAPACITY, maxAgeMs: MAX_AGE_MS });
+    const budget = createWarmBudget({ startMs: 0, capacity: () => CAPACITY, maxAgeMs: MAX_AGE_MS });
     budget.hit(1);
     budget.kept(2, 0);
     budget.clear();
