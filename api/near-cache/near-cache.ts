@@ -95,8 +95,10 @@ export interface NearCacheStats {
   readonly released: number;
   /** Reads sent straight to Redis while the cache was out of the way (no lookup). */
   readonly bypassed: number;
-  /** Whether it is out of the way now (worth.ts). */
+  /** Whether it is out of the way now (worth.ts), and how often it stepped out and back. */
   readonly bypass: boolean;
+  readonly stepsOut: number;
+  readonly stepsBack: number;
   readonly entries: number;
   readonly bytes: number;
 }
@@ -123,7 +125,6 @@ export function createNearCache(deps: {
     capacity: () => table.limit,
     maxAgeMs: deps.maxAgeMs,
     unpaid: () => worth.unpaid(),
-    repaid: () => worth.repaid(),
   });
   const table = createEntryTable({
     subscriber,
@@ -226,6 +227,7 @@ export function createNearCache(deps: {
       entry === undefined
         ? admission.admits(id)
         : entry.snapshot !== null || !entry.readFor.has(grant.app);
+    if (wanted) worth.wanted();
     if (wanted && budget.take(performance.now(), table.full())) warm(grant.app, id, nowMs, part);
   }
 
@@ -329,7 +331,14 @@ export function createNearCache(deps: {
     get size() {
       return table.size;
     },
-    stats: () => ({ ...counts, bypass: worth.bypass, entries: table.size, bytes: table.bytes }),
+    stats: () => ({
+      ...counts,
+      bypass: worth.bypass,
+      stepsOut: worth.steps.out,
+      stepsBack: worth.steps.back,
+      entries: table.size,
+      bytes: table.bytes,
+    }),
     clear,
     read<P extends ReadPart>(
       grant: KeyGrant,

@@ -45,9 +45,8 @@ export function createWarmBudget(opts: {
   capacity: () => number;
   /** The near-cache's max age: a kept installation is read again after it. */
   maxAgeMs: number;
-  /** A kept installation was judged not to have repaid (worth.ts counts its cost), or repaid. */
+  /** A kept installation was judged not to have repaid (worth.ts counts its cost). */
   unpaid?: () => void;
-  repaid?: () => void;
 }): WarmBudget {
   const { startMs } = opts;
   let rate = START_WARMS_PER_SECOND;
@@ -98,7 +97,6 @@ export function createWarmBudget(opts: {
       if (++kept.hits < PAYBACK_HITS) return;
       forget(kept);
       rate = Math.min(MAX_WARMS_PER_SECOND, rate * REPAID_RAISE);
-      opts.repaid?.();
     },
     dropped(id) {
       const kept = unpaid.get(id);

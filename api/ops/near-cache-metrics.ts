@@ -5,7 +5,7 @@ import type { NearCache, NearCacheStats } from '../near-cache/near-cache.js';
 // or lets go of an installation, and what it holds. Read from its own counts when scraped:
 // nothing per request.
 
-type Count = 'hits' | 'misses' | 'bypassed' | 'warms' | 'released';
+type Count = 'hits' | 'misses' | 'bypassed' | 'warms' | 'released' | 'stepsOut' | 'stepsBack';
 
 export function registerNearCacheMetrics(registry: Registry, cache: NearCache): void {
   /** A counter brought up to the cache's own counts (one label value per count) when scraped. */
@@ -30,6 +30,12 @@ export function registerNearCacheMetrics(registry: Registry, cache: NearCache): 
     'Near-cache lookups of an installation, by result: hit (answered from memory), miss (read from Redis) or bypassed (read from Redis with no lookup: the cache was out of the way)',
     'result',
     { hit: 'hits', miss: 'misses', bypassed: 'bypassed' },
+  );
+  counter(
+    'api_near_cache_steps_total',
+    'Times the near-cache stepped out of the way (out: it did not pay) and came back (back: its sample showed reuse); many of both mean traffic at the edge of paying',
+    'step',
+    { out: 'stepsOut', back: 'stepsBack' },
   );
   const bypass = new Gauge({
     name: 'api_near_cache_bypass',

@@ -130,5 +130,7 @@ describe('API near-cache out of the way', () => {
     });
     expect(await bypassed()).toBe(skippedBefore);
     for (const id of hot) expect((await get(id)).json().data.batterySoe).toBe(soe(id));
+    expect(await metric(/^api_near_cache_steps_total\{step="out"\} (\d+)/m)).toBe(1);
+    expect(await metric(/^api_near_cache_steps_total\{step="back"\} (\d+)/m)).toBe(1);
   });
 });

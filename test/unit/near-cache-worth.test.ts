@@ -67,33 +67,32 @@ describe('near-cache worth', () => {
     expect(worth.bypass).toBe(true);
   });
 
-  it('does not step out while the cache fills (what it keeps repays)', () => {
-    const filling = judged();
-    // A cold cache taking in a hot set: few hits yet, but what it took in repays.
-    for (let i = 0; i < 4 * WINDOW; i++) {
-      filling.worth.lookup(i % 50 === 0);
-      if (i % 20 === 0) filling.worth.repaid();
-      if (i % 40 === 0) filling.worth.unpaid();
-    }
+  it('gives a filling cache its grace, and judges one whose admission wants little at once', () => {
+    // Not full, and a third of its misses are of installations its admission wants: filling.
+    const filling = judged({ lookups: 5 * WINDOW, full: false });
+    const fill = (lookups: number) => {
+      for (let i = 0; i < lookups; i++) {
+        filling.worth.lookup(false);
+        if (i % 3 === 0) filling.worth.wanted();
+      }
+    };
+    fill(5 * WINDOW - 1);
     expect(filling.worth.bypass).toBe(false);
-    // The same traffic with nothing repaid steps out.
-    const sweeping = judged();
-    for (let i = 0; i < 4 * WINDOW; i++) {
-      sweeping.worth.lookup(i % 50 === 0);
-      if (i % 40 === 0) sweeping.worth.unpaid();
+    fill(WINDOW);
+    expect(filling.worth.bypass).toBe(true);
+    // The same misses, with the admission wanting one in ten: a poll wider than the cache.
+    const sweeping = judged({ lookups: 5 * WINDOW, full: false });
+    for (let i = 0; i < WINDOW; i++) {
+      sweeping.worth.lookup(false);
+      if (i % 10 === 0) sweeping.worth.wanted();
     }
     expect(sweeping.worth.bypass).toBe(true);
-  });
-
-  it('gives a cache that is not full its grace to fill, and judges a full one at once', () => {
-    const grace = { lookups: 5 * WINDOW, full: false };
-    const { worth, run } = judged(grace);
-    run(5 * WINDOW - 1, traffic(0));
-    expect(worth.bypass).toBe(false);
-    run(WINDOW, traffic(0));
-    expect(worth.bypass).toBe(true);
+    // A full cache is judged at once, whatever its admission wants.
     const full = judged({ lookups: 5 * WINDOW, full: true });
-    full.run(WINDOW, traffic(0));
+    for (let i = 0; i < WINDOW; i++) {
+      full.worth.lookup(false);
+      full.worth.wanted();
+    }
     expect(full.worth.bypass).toBe(true);
   });
 
