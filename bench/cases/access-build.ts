@@ -2,6 +2,7 @@ import { Kafka, logLevel } from 'kafkajs';
 import { groupIdOf } from '../../src/consumer-groups.js';
 import { hashApiKey } from '../../src/domain/access-rule.js';
 import { installation } from '../../tools/seed/records.js';
+import { cpuSecondsOf } from '../lib/cpu.js';
 import { numberArg } from '../lib/options.js';
 import { type Child, httpOk, startChild, waitUntil } from '../lib/processes.js';
 import {
@@ -160,6 +161,10 @@ try {
       await new Promise((r) => setTimeout(r, REVOKE_EVERY_MS));
     }
   })();
+  // What the access path costs per grant: the consumer process's CPU, and Redis's (the API's
+  // polls of the revoked keys ride on it, a few hundred requests).
+  const consumerCpuBefore = cpuSecondsOf(consumers.pid);
+  const redisCpuBefore = await redisCpuSeconds(redis);
   const started = performance.now();
   await produceAll(
     kafka.producer,
@@ -177,6 +182,8 @@ try {
   }
   const seconds = (performance.now() - started) / 1000;
   factsSeconds ||= seconds;
+  const consumerUsPerGrant = ((cpuSecondsOf(consumers.pid) - consumerCpuBefore) / GRANTS) * 1e6;
+  const redisUsPerGrant = (((await redisCpuSeconds(redis)) - redisCpuBefore) / GRANTS) * 1e6;
   building = false;
   await revoking;
   await revoker.close();
@@ -242,6 +249,9 @@ try {
     `| revocation to API 401 while it builds, p50 / p99 / max (${latencies.length} revocations, target p99 <= 1 s) | ${percentile(latencies, 50).toFixed(0)} / ${percentile(latencies, 99).toFixed(0)} / ${(latencies[latencies.length - 1] ?? 0).toFixed(0)} ms | - | - |`,
   );
   console.log(
+    `| CPU per grant applied: the consumer process / Redis | ${consumerUsPerGrant.toFixed(1)} / ${redisUsPerGrant.toFixed(1)} µs | - | - |`,
+  );
+  console.log(
     `| Redis memory per grant (facts, acl entry, view entry with the installation's JSON) | ${Math.round(memoryPerGrant)} B | - | - |`,
   );
 } finally {
@@ -250,4 +260,11 @@ try {
   await kafka.deleteTopics(Object.values(topics));
   await kafka.close();
   redis.disconnect();
+}
+
+/** Redis's CPU time so far (INFO cpu: user + system, main thread and the rest). */
+async function redisCpuSeconds(redis: ReturnType<typeof benchRedis>): Promise<number> {
+  const info = await redis.info('cpu');
+  const field = (name: string) => Number(new RegExp(`^${name}:([\\d.]+)`, 'm').exec(info)?.[1]);
+  return field('used_cpu_user') + field('used_cpu_sys');
 }

@@ -26,10 +26,14 @@ const TEXT: Record<string, (rng: Rng) => string> = {
 function fieldValue(spec: FieldSpec, rng: Rng, relayCount: number): unknown {
   if (spec.percent) return spec.kind === 'integer' ? rng.int(5, 95) : round1(rng.between(0, 100));
   switch (spec.kind) {
+    // Within the field's range (a magnitude is never negative, an id never 0): the project drops
+    // an out-of-range value, and the bench's devices are meant to be valid ones.
     case 'integer':
-      return spec.name === 'relayCount' ? relayCount : rng.int(0, 20_000);
+      return spec.name === 'relayCount'
+        ? relayCount
+        : rng.int(Math.max(0, spec.range?.min ?? 0), 20_000);
     case 'number':
-      return round1(rng.between(-5_000, 5_000));
+      return round1(rng.between(Math.max(-5_000, spec.range?.min ?? -5_000), 5_000));
     case 'string':
       return (TEXT[spec.name] ?? ((r: Rng) => `status ${r.int(0, 9)}`))(rng);
     case 'boolean':
