@@ -138,7 +138,7 @@ export function createEntryTable(deps: {
       entry.bytes = 0;
       entry.used = false;
     },
-    drop,
+    drop: (id) => drop(id),
     resize(entries, keep) {
       limit = entries;
       for (const id of [...byId.keys()]) if (!keep(id)) drop(id, false);
