@@ -143,7 +143,8 @@ export function createNearCache(deps: {
     full: () => table.full(),
     onStep(bypass) {
       // Out: only the sample's entries stay, in the sample's share of the bound. Back: the whole
-      // bound, filled as misses are admitted. What the budget judged was kept for the other mode.
+      // bound, filled as misses are admitted. Pending judgements of the budget go: they were of
+      // entries kept under the other bound.
       if (bypass) table.resize(Math.max(1, Math.ceil(deps.entries / SAMPLE_SHARE)), sampled);
       else table.resize(deps.entries, () => true);
       budget.clear();
