@@ -25,6 +25,17 @@ export function registerNearCacheMetrics(registry: Registry, cache: NearCache): 
       },
     });
   };
+  /** A gauge set from the cache's stats when scraped. */
+  const gauge = (name: string, help: string, value: (stats: NearCacheStats) => number) => {
+    const metric: Gauge = new Gauge({
+      name,
+      help,
+      registers: [registry],
+      collect() {
+        metric.set(value(cache.stats()));
+      },
+    });
+  };
   counter(
     'api_near_cache_lookups_total',
     'Near-cache lookups of an installation, by result: hit (answered from memory), miss (read from Redis) or bypassed (read from Redis with no lookup: the cache was out of the way)',
@@ -37,34 +48,25 @@ export function registerNearCacheMetrics(registry: Registry, cache: NearCache): 
     'step',
     { out: 'stepsOut', back: 'stepsBack' },
   );
-  const bypass = new Gauge({
-    name: 'api_near_cache_bypass',
-    help: 'Whether the near-cache is out of the way (1: it did not pay in the traffic of late, and keeps only a sampled share of installations to judge when to come back)',
-    registers: [registry],
-    collect() {
-      bypass.set(cache.stats().bypass ? 1 : 0);
-    },
-  });
   counter(
     'api_near_cache_changes_total',
     'Installations the near-cache took in (warmed: subscribed and read) or let go of because writes outpaced hits (released)',
     'change',
     { warmed: 'warms', released: 'released' },
   );
-  const entries = new Gauge({
-    name: 'api_near_cache_entries',
-    help: 'Installations the near-cache holds (API_NEAR_CACHE_ENTRIES at most)',
-    registers: [registry],
-    collect() {
-      entries.set(cache.stats().entries);
-    },
-  });
-  const bytes = new Gauge({
-    name: 'api_near_cache_bytes',
-    help: 'Bytes the near-cache holds, approximately (API_NEAR_CACHE_MAX_BYTES at most)',
-    registers: [registry],
-    collect() {
-      bytes.set(cache.stats().bytes);
-    },
-  });
+  gauge(
+    'api_near_cache_bypass',
+    'Whether the near-cache is out of the way (1: it did not pay in the traffic of late, and keeps only a sampled share of installations to judge when to come back)',
+    (stats) => (stats.bypass ? 1 : 0),
+  );
+  gauge(
+    'api_near_cache_entries',
+    'Installations the near-cache holds (API_NEAR_CACHE_ENTRIES at most)',
+    (stats) => stats.entries,
+  );
+  gauge(
+    'api_near_cache_bytes',
+    'Bytes the near-cache holds, approximately (API_NEAR_CACHE_MAX_BYTES at most)',
+    (stats) => stats.bytes,
+  );
 }
