@@ -41,11 +41,16 @@ describe("the demo's Prometheus in a browser", () => {
           `query?query=${encodeURIComponent(expr)}`,
         )
       ).result.length;
-    await waitFor('the stream rules evaluated', async () =>
-      (await count('limit:api_stream_refusals:rate2m')) === 5 &&
-      (await count('reason:api_stream_closes:rate2m')) === 5 &&
-      (await count('job:api_stream_opens:rate2m')) === 1 &&
-      (await count('instance:api_streams_open:ratio_max')) === 1
+    // Each series evaluated twice (one evaluation interval old): the console's graphs read a range
+    // whose last point may fall just before a series' first sample (its step is the range over
+    // the panel's width, about a second), and then draw "No timeseries returned" for good.
+    const held = (expr: string) => count(`count_over_time(${expr}[5m]) >= 2`);
+    await waitFor('the stream rules evaluated twice', async () =>
+      (await held('limit:api_stream_refusals:rate2m')) === 5 &&
+      (await held('reason:api_stream_closes:rate2m')) === 5 &&
+      (await held('job:api_stream_opens:rate2m')) === 1 &&
+      (await held('instance:api_streams_open:ratio_max')) === 1 &&
+      (await held('instance:api_streams_open:sum')) >= 1
         ? true
         : undefined,
     );
@@ -53,10 +58,22 @@ describe("the demo's Prometheus in a browser", () => {
     await page.goto(`${system.prometheus.url}/consoles/read-model.html#pdur=300`);
     await expect.poll(() => page.locator('#streams h2').innerText()).toBe('Streams');
     const legend = (id: string) => page.locator(`#${id} .rickshaw_legend`);
-    const legendText = (id: string) =>
-      expect.poll(async () => (await legend(id).count()) > 0 && (await legend(id).innerText()), {
-        timeout: 30_000,
-      });
+    const legendText = async (id: string, expected: string | RegExp) => {
+      const poll = expect.poll(
+        async () => (await legend(id).count()) > 0 && (await legend(id).innerText()),
+        { timeout: 30_000 },
+      );
+      try {
+        await (typeof expected === 'string' ? poll.toContain(expected) : poll.toMatch(expected));
+      } catch (error) {
+        // prom_console.js writes "Error loading data" or "No timeseries returned" where the
+        // legend would be: the failure says which, and what the panel holds.
+        const panel = await page.locator(`#${id}`).innerText();
+        throw new Error(
+          `#${id}: ${(error as Error).message}; the panel shows ${JSON.stringify(panel)}`,
+        );
+      }
+    };
     for (const limit of [
       'streams-per-key',
       'streams-per-application',
@@ -64,13 +81,13 @@ describe("the demo's Prometheus in a browser", () => {
       'streams-max',
       'playground-proxy',
     ]) {
-      await legendText('streams_refusals').toContain(limit);
+      await legendText('streams_refusals', limit);
     }
     for (const line of ['opens', 'closes client', 'closes revoked', 'closes slow-reader']) {
-      await legendText('streams_flow').toContain(line);
+      await legendText('streams_flow', line);
     }
-    await legendText('streams_open').toMatch(/127\.0\.0\.1:\d+/);
-    await legendText('streams_ratio').toMatch(/127\.0\.0\.1:\d+/);
+    await legendText('streams_open', /127\.0\.0\.1:\d+/);
+    await legendText('streams_ratio', /127\.0\.0\.1:\d+/);
     for (const id of ['streams_open', 'streams_ratio', 'streams_flow', 'streams_refusals']) {
       expect(await page.locator(`#${id} svg path`).count(), id).toBeGreaterThanOrEqual(1);
     }
