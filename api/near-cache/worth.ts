@@ -6,10 +6,10 @@ import { PAYBACK_HITS } from './warm-budget.js';
 // its subscription and whole snapshot read: warm-budget.ts judges that when it is due; one that
 // repaid was paid for by hits counted already, and charging each keep when it happens would
 // judge a filling cache by its investment before its return). Both in misses' worth of API CPU,
-// from the scale case's figures (bench/RESULTS.md, "Near-cache at scale"): a hit costs 0.58 of a
-// miss (cached 1.72x the req/s of the near-cache off at 1k devices; 1.09x at 27 % hits at 1M),
-// the bookkeeping 1.8 µs of a miss's ~55 µs when nothing hits, and a kept installation what
-// PAYBACK_HITS hits save. So the cache pays above about 8 % hits when what it keeps repays.
+// from the scale case's figures (bench/HISTORY.md, "Near-cache at scale: issue 38's last table"
+// and the sessions before it): a hit costs 0.58 of a miss (cached 1.72x the req/s of the
+// near-cache off at 1k devices; 1.09x at 27 % hits at 1M), the bookkeeping 1.8 µs of a miss's
+// ~55 µs when nothing hits, and a kept installation what PAYBACK_HITS hits save. So the cache pays above about 8 % hits when what it keeps repays.
 //
 // When it does not pay (a poll wider than the cache, a sweep: one-hit traffic) it steps out of
 // the way (bypass): reads go straight to Redis with no lookup, no sketch, no admission, except
@@ -32,15 +32,17 @@ export const KEEP_COSTS = PAYBACK_HITS * HIT_SAVES;
  * either way (Zipf 0.99 over 95,238 installations, 42 % hits, read 0.94-1.09x of no cache).
  */
 const COME_BACK_ABOVE = 0.15;
-/** 1 in SAMPLE_SHARE installations keeps the whole path in bypass. */
-export const SAMPLE_SHARE = 16;
+/** 1 in SAMPLE_SHARE installations keeps the whole path in bypass: ids whose hash's top bits are 0. */
+const SAMPLE_BITS = 4;
+export const SAMPLE_SHARE = 1 << SAMPLE_BITS;
 /** A cache is filling while at least this share of its misses is of what its admission wants. */
 const FILLING_WANTED = 0.25;
 /** A window of lookups is judged in SEGMENTS steps: it slides by a segment. */
 const SEGMENTS = 8;
 
 /** Whether `id` is in the sampled share: a multiplicative hash's top bits, spread for any ids. */
-export const sampled = (id: number): boolean => Math.imul(id | 0, 0x9e3779b1) >>> 28 === 0;
+export const sampled = (id: number): boolean =>
+  Math.imul(id | 0, 0x9e3779b1) >>> (32 - SAMPLE_BITS) === 0;
 
 export interface Worth {
   /** A lookup on the whole path, answered from memory (`hit`) or not. */
